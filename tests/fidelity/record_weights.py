@@ -24,7 +24,12 @@ and 4 too, ``recorded-<release>-mmtp.json``). ``RECORD_WEIGHTS_CONFIGS=DIR``: th
 another directory (``data/weights/kimi-k3``); ``RECORD_WEIGHTS_GPU=MAJOR.MINOR``: the stand-in GPU's
 compute capability (default the H200's 9.0; Kimi-K3's KDA native-decode copies depend on it);
 ``RECORD_WEIGHTS_WORKSPACE=1``: the worker's workspace manager set up first, on the meta device (HY V4's
-sparse MLA backend reserves its workspace at construction; the workspace is not counted).
+sparse MLA backend reserves its workspace at construction; the workspace is not counted);
+``RECORD_WEIGHTS_GPU_CAST=1``: vLLM's ``is_meta_module`` answers ``False`` in Kimi-K3's wrapper
+module (0.30+), so its MoonViT tower and projector take the branch a GPU takes (``.to(device,
+dtype)``, onto the stand-in's device, the meta device) instead of keeping the float32 temporal
+table the meta device skips the cast for (0.27.1-0.29.0 cast unconditionally); each such row says
+``"gpu_cast": true``.
 
 Writes ``data/weights/recorded.json`` (``RECORD_WEIGHTS_OUT``: another file, e.g. another
 release's ``data/weights/recorded-0.27.1.json``): ``{"vllm", "cases": {id: {"config", "argv", "ok",
@@ -99,8 +104,8 @@ MULTIMODAL_KEYS = (
 #: model types whose tower config is nested below the top level (Moondream3: ``config.vision``),
 #: recorded with ``--language-model-only`` too
 NESTED_TOWER_TYPES = ("moondream3",)
-#: model types whose tower dryboot refuses (Kimi-K3's MoonViT: cast to the model dtype off the meta
-#: device only): every flag set recorded with ``--language-model-only`` too, the language model's figures
+#: model types whose every flag set is recorded with ``--language-model-only`` too (Kimi-K3: the
+#: language model's figures beside the wrapper's, each stage)
 LANGUAGE_MODEL_EVERYWHERE = ("kimi_k3",)
 #: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
@@ -218,6 +223,13 @@ def main() -> int:
     # for a layer whose buffers depend on it (Kimi-K3's KDA native fused decode)
     if gpu := os.environ.get("RECORD_WEIGHTS_GPU"):
         es.GPU.capability = tuple(int(x) for x in gpu.split("."))
+    if os.environ.get("RECORD_WEIGHTS_GPU_CAST"):
+        # Kimi-K3's wrapper skips its tower's dtype cast on the meta device only (is_meta_module)
+        with contextlib.suppress(ImportError):
+            from vllm.models.kimi_k3.nvidia import model as k3
+
+            if hasattr(k3, "is_meta_module"):
+                k3.is_meta_module = lambda module: False
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="record-weights-"))
@@ -287,6 +299,8 @@ def main() -> int:
                     max_num_batched_tokens=cfg.scheduler_config.max_num_batched_tokens,
                     by_dtype=by_dtype,
                 )
+                if os.environ.get("RECORD_WEIGHTS_GPU_CAST"):
+                    row["gpu_cast"] = True
                 if os.environ.get("RECORD_WEIGHTS_SHAPES") and argv[1] == "1":  # debugging aid
                     row["params"] = {n: [list(p.shape), str(p.dtype)] for n, p in model.named_parameters()}
                     row["buffers"] = {n: [list(b.shape), str(b.dtype)] for n, b in model.named_buffers()}

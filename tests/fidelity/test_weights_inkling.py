@@ -79,9 +79,3 @@ def test_refused_by_name(change: dict[str, Any], par: Parallel, words: str) -> N
     config = {**json.loads(TINY.read_text()), **change}
     with pytest.raises(InputError, match=words):
         rank_weights(config, par)
-
-
-def test_wrapper_refused_naming_its_towers() -> None:
-    config = json.loads((HERE / "data" / "architectures" / "InklingForConditionalGeneration.json").read_text())
-    with pytest.raises(InputError, match="vision and audio towers"):
-        rank_weights(config, Parallel(vllm_version="0.33.0"))

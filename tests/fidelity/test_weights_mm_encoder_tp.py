@@ -33,7 +33,9 @@ same flags over ``Llama4ForConditionalGeneration KimiK25ForConditionalGeneration
 HunYuanVLForConditionalGeneration Alpamayo2Super CohereCompassForConditionalGeneration
 Cosmos3ForConditionalGeneration Cosmos3EdgeForConditionalGeneration Exaone4_5_ForConditionalGeneration
 GlmOcrForConditionalGeneration MiniCPMV4_6ForConditionalGeneration MiniCPMV4_7ForConditionalGeneration
-QianfanOCRForConditionalGeneration`` (0.33.0: and Qwen4ExpForConditionalGeneration at TP 2), the
+QianfanOCRForConditionalGeneration`` (0.33.0: and Qwen4ExpForConditionalGeneration at TP 2);
+``recorded-<release>-mmtp-kimi-k3.json``: the same flags over ``KimiK3ForConditionalGeneration`` with
+``RECORD_WEIGHTS_GPU_CAST=1`` (its tower cast as on a GPU: ``test_weights_kimi_k3.py``), the
 cases of classes a release does not register (or serves
 through the Transformers backend: HunYuan-VL on 0.33.0) left out.
 """

@@ -110,6 +110,8 @@ SIZED_DATA_TOWERS = frozenset(
         "Llama4ForConditionalGeneration",
         # MoonViT-3D whole (its projector is replicated in either mode)
         "KimiK25ForConditionalGeneration",
+        # Kimi-K3's MoonViT-3D whole likewise (0.28.0 / 0.33.0, recorded: recorded-<release>-mmtp-kimi-k3.json)
+        "KimiK3ForConditionalGeneration",
         # its own class (0.27.1-0.28.0): the ViT's attention and MLP whole, the merger unsplit anyway
         "HunYuanVLForConditionalGeneration",
         # the towers these wrappers share with the ones above (Qwen3-VL's, Qwen2-VL's, GLM's,

@@ -6,6 +6,7 @@ footprint: ``config.json`` (+ ``hf_quant_config.json``) and, with ``--load-forma
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,6 +113,52 @@ def _gptq_modules_from_headers(config: dict[str, Any], directory: Path) -> dict[
     # no quantized tensor at all: a module list that names nothing (vLLM quantizes no layer)
     found = quantized or ["(no quantized tensor in the checkpoint)"]
     return {**config, "quantization_config": {**qc, "modules_in_block_to_quantize": found}}
+
+
+def _processor_json(directory: Path, name: str) -> dict[str, Any]:
+    path = directory / name
+    found = _json(path) if path.is_file() else None
+    return found if isinstance(found, dict) else {}
+
+
+def image_norm_channels(directory: Path) -> int:
+    """The channels of the device-side image normalization vLLM builds for a checkpoint whose tower
+    takes one (``layers/fusion/mm_input_norm.py`` ``build_mm_input_norm`` / ``_load_norm_params``,
+    0.32+): the first of ``processor_config.json``, ``preprocessor_config.json`` and
+    ``tokenizer_config.json`` naming a ``processor_class`` (its ``image_processor`` part), else
+    ``preprocessor_config.json`` (the image processor config), read through ``media_proc_cfg``;
+    ``do_normalize`` / ``do_rescale`` default to both ``image_mean`` and ``image_std`` being given,
+    the rescale factor to 1/255. 0 where the affine map ``rescale / std``, ``-mean / std`` is the
+    identity (``NormParams.is_identity``'s tolerances) or no such file exists: vLLM builds
+    ``IdentityInputNorm`` (no buffers); else the number of ``image_mean`` entries."""
+    cfg: Mapping[str, Any] = {}
+    for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
+        found = _processor_json(directory, name)
+        if found and "processor_class" in found:
+            cfg = found
+            break
+    part = cfg.get("image_processor", cfg)
+    cfg = part if isinstance(part, Mapping) else {}
+    if not any(k in cfg for k in ("do_normalize", "do_rescale", "image_mean", "image_std")):
+        cfg = _processor_json(directory, "preprocessor_config.json")
+    media = cfg.get("media_proc_cfg", cfg)
+    cfg = media if isinstance(media, Mapping) else {}
+    try:
+        return _norm_channels(cfg)
+    except (TypeError, ValueError, ZeroDivisionError, KeyError) as e:
+        raise InputError(str(directory), "image_mean", f"the processor's normalization is unreadable ({e})") from None
+
+
+def _norm_channels(cfg: Mapping[str, Any]) -> int:
+    given = "image_mean" in cfg and "image_std" in cfg
+    rescale = float(cfg.get("rescale_factor", 1 / 255)) if cfg.get("do_rescale", given) else 1.0
+    mean = [float(x) for x in cfg["image_mean"]] if cfg.get("do_normalize", given) else [0.0] * 3
+    std = [float(x) for x in cfg["image_std"]] if cfg.get("do_normalize", given) else [1.0] * 3
+    identity = all(
+        math.isclose(rescale / s, 1.0, rel_tol=1e-5, abs_tol=1e-8) and math.isclose(m / s, 0.0, abs_tol=1e-8)
+        for m, s in zip(mean, std, strict=False)
+    )
+    return 0 if identity else len(mean)
 
 
 def model_weights(
@@ -249,6 +296,7 @@ def model_weights(
                 "limit_mm_per_prompt": limit_mm_per_prompt,
                 "max_num_batched_tokens": max_num_batched_tokens,
                 "max_model_len": max_model_len,
+                "image_norm_channels": image_norm_channels(directory) if in_checkpoint else 0,
             }
             if tensors is not None:
                 w = checkpoint_rank_weights(tensors, config, par, hf_quant=hf_quant, dtype=dtype, **serve)

@@ -991,6 +991,7 @@ def rank_weights(
     max_num_batched_tokens: int | None = None,
     tensors: Mapping[str, Any] | None = None,
     max_model_len: int | None = None,
+    image_norm_channels: int = 0,
 ) -> RankWeights:
     """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
     ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
@@ -1001,6 +1002,8 @@ def rank_weights(
     modality of a tower (``--limit-mm-per-prompt``): a vision-language model without its tower.
     ``tensors``: a checkpoint's own tensors, sharded by the same walk
     (:func:`checkpoint_rank_weights`).
+    ``image_norm_channels``: the checkpoint's device-side image normalization, for a tower that
+    builds it (:class:`WalkArgs`; ``model_loader/loader.py`` ``image_norm_channels`` reads it).
 
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
@@ -1015,6 +1018,7 @@ def rank_weights(
         max_num_batched_tokens,
         frozenset(m for m, n in (limit_mm_per_prompt or {}).items() if n == 0),
         max_model_len,
+        image_norm_channels,
     )
 
 
@@ -1027,6 +1031,7 @@ class RankOptions(TypedDict, total=False):
     limit_mm_per_prompt: Mapping[str, int] | None
     max_num_batched_tokens: int | None
     max_model_len: int | None
+    image_norm_channels: int
 
 
 def checkpoint_rank_weights(
@@ -1170,6 +1175,11 @@ class WalkArgs:
     zero_modalities: frozenset[str] = frozenset()
     #: the engine's ``max_model_len`` where given (a rotary table spanning it: Cohere Compass)
     max_model_len: int | None = None
+    #: the channels of the checkpoint's device-side image normalization (vLLM's
+    #: ``build_mm_input_norm``: a ``FusedMMInputNorm`` of ``[channels]`` weight and bias buffers where
+    #: the processor config's rescale / normalization is not the identity); 0: none (no processor
+    #: config in the directory, or an identity one)
+    image_norm_channels: int = 0
 
 
 class ComposedFamily(Protocol):
@@ -1246,6 +1256,7 @@ def _walk(
     max_num_batched_tokens: int | None = None,
     zero_modalities: frozenset[str] = frozenset(),
     max_model_len: int | None = None,
+    image_norm_channels: int = 0,
 ) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
@@ -1256,7 +1267,16 @@ def _walk(
     if family is None:
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
-            args = WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens, zero_modalities, max_model_len)
+            args = WalkArgs(
+                hf_quant,
+                dtype,
+                tensors,
+                no_tower,
+                max_num_batched_tokens,
+                zero_modalities,
+                max_model_len,
+                image_norm_channels,
+            )
             return composed.walk(config, par, args)
         if str(arch) in _UNSIZED:
             raise InputError(

@@ -26,18 +26,35 @@ All in the model dtype but the float32 scalars named. Sized as vLLM 0.33.0 build
 ``initialize_lamport_rs_conv``'s symmetric buffers at TP 2 / 4 / 8 (``ops/lamport.py``:
 ``torch.distributed._symmetric_memory``, not the model's tensors) are outside the figure, as the
 oracle's; ``--enable-lora`` (``InklingSinkExpertsLinear``), quantized checkpoints and checkpoint
-headers are refused by name, as are other releases. The multimodal wrapper
-(``InklingForConditionalGeneration``) stays refused by name: its vision and audio towers
-(``common/towers.py``) are not sized."""
+headers are refused by name, as are other releases.
+
+The multimodal wrapper (``InklingForConditionalGeneration``, config class ``InklingMMConfig``) is
+this language model over ``text_config`` (the wrapper's dtype) plus its towers
+(``vllm/models/inkling/common/towers.py``), each built when its config sets ``decoder_dmodel``
+(``inkling_vision_enabled`` / ``inkling_audio_enabled``; an enabled tower missing a field is
+refused with vLLM's words), replicated on every TP rank and built on every pipeline stage, in
+the model dtype. The class marks no tower (no ``_mark_tower_model``), so ``--language-model-only``
+and ``--limit-mm-per-prompt`` keep them:
+
+* the vision tower (``InklingVision`` / ``HMLPPatchEncoder``, ``vision_encoder_type`` ``hmlp``
+  only, as vLLM asserts): per step of :func:`hmlp_scales` a bias-free ``nn.Linear``
+  ``[out, c_in x fold]`` (``fold`` the step's t x h x w growth; ``out`` the next scale's channels,
+  or ``decoder_dmodel`` on the last) and, but on the last, an RMSNorm ``[out]``; a final RMSNorm
+  ``[decoder_dmodel]`` under ``use_vision_norm``;
+* the audio tower (``InklingAudio``, ``audio_mode`` ``dmel``): the ``nn.Embedding``
+  ``[n_mel_bins x mel_vocab_size, decoder_dmodel]`` and an RMSNorm ``[decoder_dmodel]`` under
+  ``use_audio_norm``."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from itertools import combinations, pairwise
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, merged, unquantized
 
 #: ``InklingModelConfig``'s defaults of the keys the walk reads
 DEFAULTS: dict[str, Any] = {
@@ -161,11 +178,134 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     return w.result()
 
 
-FAMILIES: dict[str, Family] = {"InklingForCausalLM": Family(walk)}
+def _primes(n: int) -> list[int]:
+    """``n``'s prime factors, smallest first, with repeats (12: ``[2, 2, 3]``)."""
+    out, p = [], 2
+    while n > 1 and p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return [*out, n] if n > 1 else out
 
-UNSIZED: dict[str, str] = {
-    "InklingForConditionalGeneration": (
-        "vllm/models/inkling's vision and audio towers (common/towers.py) are not sized (its text model, "
-        "InklingForCausalLM's, is)"
-    ),
+
+def hmlp_scales(patch: int, temporal: int, layers: int, channels: int) -> list[tuple[int, int, int, int]]:
+    """The ``(t, h, w, c)`` scales ``HMLPPatchEncoder`` steps through (``plan_out_scales``): the
+    candidates grow the patch's height and width by its prime factors (largest first), then its
+    time by the temporal size's, each with ``c`` the pixels it spans x ``channels`` rounded up to
+    64, after ``(1, 1, 1, channels)``; of them ``layers + 1`` are taken whose log sizes lie
+    nearest to ``layers + 1`` even steps from 0 to log(patch^2 x temporal x channels) (with
+    ``layers`` below the candidates, the increasing choice of least total distance, the first
+    such in lexicographic order; else each step's nearest), the first and the last forced.
+
+    :raises InputError: a patch size of 1 or less (vLLM's ``ValueError``)."""
+    if patch <= 1:
+        raise InputError(
+            "config.json", "vision_config.patch_size", f"{patch}: ValueError: patch_size must be greater than 1"
+        )
+    cands, hw, t = [(1, 1, 1, channels)], 1, 1
+    for f in reversed(_primes(patch)):
+        hw *= f
+        cands.append((1, hw, hw, -(-hw * hw * channels // 64) * 64))
+    for f in reversed(_primes(temporal)):
+        t *= f
+        cands.append((t, hw, hw, -(-hw * hw * channels * t // 64) * 64))
+    logs = [math.log(a * b * c) for a, b, c, _ in cands]
+    top = math.log(patch * patch * temporal * channels)
+    # numpy's linspace: start + i x step, the last exactly the stop
+    ideal = [i * (top / layers) for i in range(layers)] + [top]
+    cost = [[abs(x - y) for y in logs] for x in ideal]
+    if layers >= len(cands):
+        picks = [row.index(min(row)) for row in cost]
+    else:
+        best = min(
+            combinations(range(len(cands)), layers + 1), key=lambda cols: sum(cost[r][c] for r, c in enumerate(cols))
+        )
+        picks = list(best)
+    picks[0], picks[-1] = 0, len(cands) - 1
+    return [cands[i] for i in picks]
+
+
+def _required(cfg: Mapping[str, Any], keys: tuple[str, ...], tower: str) -> None:
+    if missing := [k for k in keys if cfg.get(k) is None]:
+        raise InputError(
+            "config.json",
+            f"{tower}_config",
+            f"ValueError: Enabled Inkling {tower} tower is missing config fields: {', '.join(missing)}",
+        )
+
+
+def vision_tower(v: Mapping[str, Any], ab: int) -> W.RankWeights:
+    """``InklingVision`` on one rank (module docstring), or nothing when ``decoder_dmodel`` is unset.
+
+    :raises InputError: a missing field, a ``vision_encoder_type`` other than ``hmlp``, a patch
+        size vLLM refuses."""
+    w = W.RankWeights()
+    if v.get("decoder_dmodel") is None:
+        return w
+    keys = ("vision_encoder_type", "patch_size", "temporal_patch_size", "n_channels", "n_layers", "use_vision_norm")
+    _required(v, keys, "vision")
+    if v["vision_encoder_type"] != "hmlp":
+        raise InputError(
+            "config.json",
+            "vision_config.vision_encoder_type",
+            f"{v['vision_encoder_type']!r}: AssertionError (vLLM's InklingVision builds the hmlp encoder only)",
+        )
+    d, n = W._int(v, "decoder_dmodel"), W._int(v, "n_layers")
+    scales = hmlp_scales(W._int(v, "patch_size"), W._int(v, "temporal_patch_size"), n, W._int(v, "n_channels"))
+    for i, (a, b) in enumerate(pairwise(scales)):
+        fold = (b[0] // a[0]) * (b[1] // a[1]) * (b[2] // a[2])
+        last = i == n - 1
+        w.add("vision", (d if last else b[3]) * a[3] * fold * ab)
+        if not last:
+            w.add("vision", b[3] * ab)
+    if v["use_vision_norm"]:
+        w.add("vision", d * ab)
+    return w
+
+
+def audio_tower(a: Mapping[str, Any], ab: int) -> W.RankWeights:
+    """``InklingAudio`` on one rank (module docstring), or nothing when ``decoder_dmodel`` is unset.
+
+    :raises InputError: a missing field, an ``audio_mode`` other than ``dmel`` (vLLM asserts it)."""
+    w = W.RankWeights()
+    if a.get("decoder_dmodel") is None:
+        return w
+    keys = ("n_mel_bins", "mel_vocab_size", "dmel_min_value", "dmel_max_value", "use_audio_norm", "audio_mode")
+    _required(a, keys, "audio")
+    if a["audio_mode"] != "dmel":
+        raise InputError(
+            "config.json",
+            "audio_config.audio_mode",
+            f"{a['audio_mode']!r}: AssertionError (vLLM's InklingAudio takes dmel only)",
+        )
+    d = W._int(a, "decoder_dmodel")
+    w.add("audio", W._int(a, "n_mel_bins") * W._int(a, "mel_vocab_size") * d * ab)
+    if a["use_audio_norm"]:
+        w.add("audio", d * ab)
+    return w
+
+
+def wrapper_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """``InklingForConditionalGeneration`` on one rank of one stage: the towers (built first, on
+    every stage and with every flag), then the language model of ``text_config`` in the
+    wrapper's dtype (module docstring).
+
+    :raises InputError: as :func:`walk`; a tower vLLM refuses (named); no ``text_config`` object."""
+    text = config.get("text_config")
+    if not isinstance(text, Mapping):
+        raise InputError("config.json", "text_config", "InklingForConditionalGeneration needs a text_config object")
+    outer = {k: config[k] for k in ("torch_dtype", "dtype", "quantization_config") if k in config}
+    ab = W.model_dtype_bytes({**text, **outer}, args.dtype)
+    # the towers first, as vLLM builds (and refuses) them before the language model
+    towers = [vision_tower(config.get("vision_config") or {}, ab), audio_tower(config.get("audio_config") or {}, ab)]
+    w = walk({**outer, **text}, par, args)
+    for part in towers:
+        merged(w, part)
+    return w
+
+
+FAMILIES: dict[str, Family] = {
+    "InklingForCausalLM": Family(walk),
+    "InklingForConditionalGeneration": Family(wrapper_walk),
 }
