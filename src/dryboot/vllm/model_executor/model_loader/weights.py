@@ -534,6 +534,13 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     wna16 = wna16_from_config(method, qc)
     if wna16 is not None:
         return Quant(method, wna16=wna16)
+    if method == "compressed-tensors" and _mxfp4_rewritten(config, qc):
+        raise InputError(
+            "quantization_config",
+            "format",
+            "mxfp4-pack-quantized: vLLM 0.27.1-0.33.0 serve Kimi-K3's compressed-tensors MXFP4 experts as "
+            f"quant_method mxfp4 (KimiK3ForConditionalGenerationConfig), and {REFUSED_METHODS['mxfp4']}",
+        )
     if method == "compressed-tensors":
         return Quant(method, scaled=ct_scaled_from_config(qc))
     if method in REFUSED_METHODS:
@@ -554,6 +561,15 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
         group = qc.get("group_size") or (qc.get("quantization") or {}).get("group_size") or 16
         return Quant("modelopt_fp4", ignored=ignored, group_size=int(group))
     raise InputError("quantization_config", "quant_method", f"{method} ({algo}) is not modelled")
+
+
+def _mxfp4_rewritten(config: Mapping[str, Any], qc: Mapping[str, Any]) -> bool:
+    """Whether vLLM's config hook rewrites this compressed-tensors config to ``quant_method``
+    ``mxfp4`` before it is resolved (``models/config.py`` ``KimiK3ForConditionalGenerationConfig``,
+    0.27.1-0.33.0: a Kimi-K3 checkpoint whose ``format`` is ``mxfp4-pack-quantized``)."""
+    archs = config.get("architectures")
+    kimi_k3 = isinstance(archs, list) and "KimiK3ForConditionalGeneration" in archs
+    return kimi_k3 and qc.get("format") == "mxfp4-pack-quantized"
 
 
 def _modelopt_mixed(
