@@ -3,7 +3,7 @@ start on the tiny configs of ``hy_v4_cases.py`` (``record_hy_v4.py``, ``data/hy-
 served case's block, groups, blocks, tokens, concurrency, group members and KV cache lines are
 dryboot's; every refusal is the same refusal, or one dryboot makes by name where vLLM serves what
 dryboot does not model (dense beside sparse layers, the sink-less fallback onto FlashInfer's
-SM90 / SM120 sparse kernels) or where the harness cannot build the MTP drafter."""
+SM90 sparse kernels) or where the harness cannot build the MTP drafter."""
 
 from __future__ import annotations
 
@@ -36,8 +36,6 @@ WEIGHTS_EXCEED_THE_GPU = {
 REFUSED_BY_NAME = {
     # vLLM drops the sinks (fp8_e4m3 is not FLASHMLA_SPARSE's) and selects FLASHINFER_MLA_SPARSE_SM90
     "sparse-fp8-e4m3": "FLASHINFER_MLA_SPARSE_SM90, whose cache layout dryboot does not model",
-    # SM 12.0: the sinks dropped, FLASHINFER_MLA_SPARSE_SM120 selected
-    "sparse-5090": "FlashInfer SM120 sparse MLA",
     "mixed": "dense MLA layers beside sparse ones",
     # the meta-device harness cannot build HYV4MTP (no NVIDIA driver); dryboot does not model it
     "sparse-mtp": "the MTP module of HYV4ForCausalLM (1 layers) is not modelled",

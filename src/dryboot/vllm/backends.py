@@ -175,12 +175,15 @@ BACKENDS: dict[str, AttentionBackend] = {
             kv_cache_dtypes=_FP8,
             is_sparse=True,
         ),
+        # SM120: kernel pages of 64 or 256 tokens (0.27.1-0.31.0), MultipleOf(64) from 0.32.0: the
+        # same blocks pass; declared as the later form (no fixed size to record as an alignment).
+        # It stores an auto / fp8 / fp8_e4m3 cache as fp8_ds_mla (SM120_DS_MLA_KV_CACHE_DTYPES)
         AttentionBackend(
             "FLASHINFER_MLA_SPARSE_SM120",
-            (KernelBlock(64), KernelBlock(256)),
+            (KernelBlock(64, multiple_of=True),),
             True,
             is_mla=True,
-            kv_cache_dtypes=_FP8 | {"fp8_ds_mla"},
+            kv_cache_dtypes=frozenset({"auto", "fp8", "fp8_e4m3", "fp8_ds_mla"}),
             is_sparse=True,
             model_dtypes=frozenset({"bfloat16"}),
         ),
@@ -329,7 +332,8 @@ class AttentionSelectorConfig:
     where a backend declares its dtypes), ``mm_prefix`` (``ModelConfig.is_mm_prefix_lm``),
     ``fa4_forced`` (see :func:`flash_attn_version`), ``encoder_only``
     (``AttentionType.ENCODER_ONLY`` layers) and ``mm_prefix_composites`` (the release's switch:
-    a multimodal-prefix LM on SM 10.x tries ``TRITON_FLASHINFER`` first)."""
+    a multimodal-prefix LM on SM 10.x tries ``TRITON_FLASHINFER`` first). ``index_topk``: the
+    sparse-attention indexer's top-k from the model's config (``None``: none there)."""
 
     head_size: int
     kv_cache_dtype: str
@@ -345,6 +349,7 @@ class AttentionSelectorConfig:
     qk_nope_head_dim: int | None = None
     num_heads: int = 0
     mm_prefix_composites: bool = False
+    index_topk: int | None = None
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -365,6 +370,32 @@ _MAJORS: dict[str, frozenset[int]] = {
 COMPOSITE_BACKENDS = frozenset({"TRITON_FLASHINFER"})
 
 
+#: the KV cache dtypes FLASHINFER_MLA_SPARSE_SM120 stores in DeepSeek's ``fp8_ds_mla`` layout
+#: (``_canonicalize_sparse_mla_kv_cache_dtype``, 0.27.1-0.33.0)
+SM120_DS_MLA_KV_CACHE_DTYPES = frozenset({"auto", "fp8", "fp8_e4m3"})
+#: the only sparse-attention top-k the SM120 FlashInfer sparse MLA kernels take
+SM120_SPARSE_INDEX_TOPK = 2048
+
+
+def sm120_sparse_reasons(flashinfer: bool, index_topk: int | None) -> list[str]:
+    """Why ``FLASHINFER_MLA_SPARSE_SM120`` (``FlashInferMLASparseSM120Backend.supports_combination``,
+    0.27.1-0.33.0, SM 12.x) refuses a sparse MLA layer beyond its dtype lists, in vLLM's words:
+    no ``index_topk`` in the model's config, or one other than 2048. Its FlashInfer sparse MLA
+    decode API is there with ``flashinfer-cubin`` (``flashinfer``: dryboot's assumption, as on
+    vLLM's images); without it vLLM's ``has_flashinfer()`` asks whether nvcc is on PATH, which
+    dryboot does not know: that is a reason naming dryboot (refused by name)."""
+    if not flashinfer:
+        return [
+            "FLASHINFER_MLA_SPARSE_SM120 without flashinfer-cubin needs FlashInfer's JIT (nvcc on PATH): "
+            "not modelled by dryboot"
+        ]
+    if index_topk is None:
+        return ["FLASHINFER_MLA_SPARSE_SM120 requires a model with index_topk config"]
+    if index_topk != SM120_SPARSE_INDEX_TOPK:
+        return [f"FLASHINFER_MLA_SPARSE_SM120 requires index_topk={SM120_SPARSE_INDEX_TOPK}; got {index_topk}"]
+    return []
+
+
 def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[str]:
     """The GPU-dependent part of ``validate_configuration`` / ``supports_combination``."""
     cap, major = layer.capability, layer.capability[0]
@@ -382,9 +413,8 @@ def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[st
         out.append("FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192]")
     if backend == "FLASHINFER_MLA_SPARSE" and layer.qk_nope_head_dim not in (128, 192):
         out.append("FlashInfer MLA Sparse requires qk_nope_head_dim in [128, 192]")
-    if backend == "FLASHINFER_MLA_SPARSE_SM120":
-        # needs index_topk == 2048 and has_flashinfer(): not modelled, so never chosen here
-        out.append("FlashInfer SM120 sparse MLA (index_topk == 2048, has_flashinfer()) is not modelled by dryboot")
+    if backend == "FLASHINFER_MLA_SPARSE_SM120" and major == 12:
+        out.extend(sm120_sparse_reasons(layer.cubin, layer.index_topk))
     if backend == "FLASH_ATTN" and layer.has_sinks and cap < (9, 0):
         out.append("sink not supported on compute capability < 9.0")
     elif backend == "FLASH_ATTN" and layer.has_sinks and major not in (9, 10):

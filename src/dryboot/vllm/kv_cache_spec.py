@@ -16,6 +16,7 @@ from dryboot.vllm.backends import (
     INKLING_SCONV,
     MINIMAX_M3_SPARSE,
     MINIMAX_M3_SPARSE_INDEXER,
+    SM120_DS_MLA_KV_CACHE_DTYPES,
     AttentionBackend,
 )
 from dryboot.vllm.config.hf import (
@@ -111,6 +112,15 @@ def attention_spec(
         # _canonicalize_sparse_mla_kv_cache_dtype: FlashMLA's sparse kernels store a quantized
         # cache (fp8, or fp8_ds_mla named) in DeepSeek's fp8_ds_mla layout (656 bytes per token)
         kv_cache_dtype, torch_dtype, content = "fp8_ds_mla", "uint8", FP8_DS_MLA_BYTES
+    elif (
+        kind is LayerKind.MLA
+        and backend.name == "FLASHINFER_MLA_SPARSE_SM120"
+        and (kv_cache_dtype in SM120_DS_MLA_KV_CACHE_DTYPES or kv_cache_dtype == "fp8_ds_mla")
+    ):
+        # _canonicalize_sparse_mla_kv_cache_dtype: the SM120 FlashInfer sparse kernels store an
+        # auto, fp8 or fp8_e4m3 cache (or fp8_ds_mla named) in the fp8_ds_mla layout (656 B a token)
+        kv_cache_dtype, torch_dtype, content = "fp8_ds_mla", "uint8", FP8_DS_MLA_BYTES
+        quant = kv_quant_mode("fp8_ds_mla")
     return AttentionSpec(
         layer_kind=kind,
         block_size=block_size,

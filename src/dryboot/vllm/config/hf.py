@@ -297,7 +297,9 @@ class AttentionTraits:
     MLA model (the MLA backends' validity per GPU reads the first). ``full_spec_name``: the spec
     class a model's own full-attention layer class builds instead of ``FullAttentionSpec``, as
     vLLM names its KV cache group (``rswa``: UnlimitedOCR's ``RSWAAttention``, an ``RSWASpec``
-    sized as full attention); ``None``: ``FullAttentionSpec``."""
+    sized as full attention); ``None``: ``FullAttentionSpec``. ``index_topk``: the sparse-attention
+    indexer's top-k (``hf_text_config.index_topk``; the SM 12.x sparse MLA backend takes 2048 only);
+    ``None``: not read."""
 
     attention_sinks: bool = False
     logits_soft_cap: bool = False
@@ -307,6 +309,7 @@ class AttentionTraits:
     mla_config: bool = False
     mla_dims: tuple[int, int, int] | None = None
     full_spec_name: str | None = None
+    index_topk: int | None = None
 
 
 @dataclass(frozen=True)

@@ -188,6 +188,7 @@ def backend_for(
         model.attn.mla_dims[0] if model.attn.mla_dims else None,
         model.num_attention_heads // max(1, args.tensor_parallel_size),
         rules.mm_prefix_composites,
+        model.attn.index_topk,
     )
     backend = _resolve_backend(
         name,
@@ -855,7 +856,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
-    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90:
+    # SM 12.x's only sparse backend (FLASHINFER_MLA_SPARSE_SM120) takes fp8_e4m3 as fp8_ds_mla
+    sm12 = args.device.capability[0] == 12
+    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90 and not sm12:
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype

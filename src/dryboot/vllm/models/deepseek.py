@@ -36,12 +36,15 @@ refused, as vLLM refuses them while building the model.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import MAX_LAYERS, config_class_lacks, geometry, num_layers
 from dryboot.vllm.versions import VersionRules
+
+if TYPE_CHECKING:
+    from dryboot.vllm.engine_args import EngineArgs
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v2": {
@@ -406,6 +409,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=mtp,
         mtp_kind=LayerKind.MLA,
         indexer_head_size=indexer,
+        index_topk=f.opt_int("index_topk"),
         decoder_layers=decoder,
         # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
         family_extra=AllLayersIndexed(every) if model_type == "glm_moe_dsa" and not all(indexed) else None,
@@ -542,3 +546,13 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
         kinds, decoder = extra.layers
         return model.evolve(layer_kinds=kinds, decoder_layers=decoder, family_extra=None)
     return model
+
+
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """DeepSeek-V3.2's config hook (``DeepseekV32ForCausalLM.verify_and_update_config``,
+    0.27.1-0.33.0) takes a ``bfloat16`` KV cache as ``auto``: the same cache wherever ``auto`` is
+    the model's bfloat16, but on SM 12.x FLASHINFER_MLA_SPARSE_SM120 stores ``auto`` as
+    ``fp8_ds_mla``; other flags as given."""
+    if model.architecture == "DeepseekV32ForCausalLM" and args.kv_cache_dtype == "bfloat16":
+        return args.evolve(kv_cache_dtype="auto")
+    return args

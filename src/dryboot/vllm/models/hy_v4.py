@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import BACKENDS
+from dryboot.vllm.backends import BACKENDS, sm120_sparse_reasons
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, ModelGeometry, extra_of
 from dryboot.vllm.dtypes import torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
@@ -201,6 +201,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         "hy_v4",
         kinds,
         indexer_head_size=indexer_head_size(f.integer("index_head_dim")),
+        index_topk=f.opt_int("index_topk"),
         decoder_layers=decoder,
         family_extra=SparseLayers(sinks=bool(f.get("learnable_sink"))),
         **common,
@@ -228,18 +229,28 @@ def sink_backend_refusal(model: ModelGeometry, args: EngineArgs) -> str | None:
     return None
 
 
-def no_sparse_backend(args: EngineArgs) -> str | None:
+def no_sparse_backend(args: EngineArgs, index_topk: int | None = None) -> str | None:
     """The flag under which ``HYV4MLAAttention``'s probe finds no sparse MLA backend
     (``get_attn_backend(..., use_sparse=True)``, before any backend is bound), or ``None``: a
     ``--attention-backend`` that is not a sparse MLA one; a GPU below SM 9.x; on SM 9.x a block size
     other than a multiple of 64, or a KV cache dtype none of its sparse backends takes
-    (:data:`SM90_SPARSE_KV_DTYPES`)."""
+    (:data:`SM90_SPARSE_KV_DTYPES`); on SM 12.x what FLASHINFER_MLA_SPARSE_SM120 refuses: a KV cache
+    dtype it does not take, a block size other than a multiple of 64, ``index_topk`` (the config's)
+    other than 2048 or FlashInfer missing (``--gpu``)."""
     named = args.attention_backend
     if named is not None and not (named in BACKENDS and BACKENDS[named].is_sparse):
         return "--attention-backend"
     major = args.device.capability[0]
     if major < 9:
         return "--gpu"
+    if major == 12:
+        sm120 = BACKENDS["FLASHINFER_MLA_SPARSE_SM120"]
+        if not sm120.supports_kv_cache_dtype(args.kv_cache_dtype or "auto"):
+            return "--kv-cache-dtype"
+        if args.block_size is not None and not sm120.supports_block_size(args.block_size):
+            return "--block-size"
+        if sm120_sparse_reasons(args.flashinfer_cubin, index_topk):
+            return "--gpu"
     if major == 9 and args.block_size is not None and args.block_size % SINK_BACKEND_BLOCK:
         return "--block-size"
     if major == 9 and (args.kv_cache_dtype or "auto") not in SM90_SPARSE_KV_DTYPES:
@@ -257,7 +268,7 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     extra = extra_of(model, SparseLayers)
     if not model.sparse_mla or extra is None or not extra.sinks:
         return args
-    if no_sparse_backend(args) is not None or sink_backend_refusal(model, args) is not None:
+    if no_sparse_backend(args, model.attn.index_topk) is not None or sink_backend_refusal(model, args) is not None:
         return args
     return args.evolve(attention_backend=SINK_BACKEND)
 
@@ -280,7 +291,7 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
         )
     if not model.sparse_mla:
         return
-    flag = no_sparse_backend(args)
+    flag = no_sparse_backend(args, model.attn.index_topk)
     if flag is None:
         return
     value = {
