@@ -5,8 +5,13 @@ allocate on the meta device, byte for byte, and what vLLM refuses refused.
 configs the KV cache checks use (not published checkpoints): ``qwen4-qsa`` (QSA, budget 256 over ratio 4),
 ``qwen4-qsa-512`` (budget 2048: the ratio vLLM's own config class takes on 0.30), ``qwen4-qsa-ple``
 (both kinds: dryboot refuses them together), ``qwen4-ple`` / ``qwen4-ple2`` / ``qwen4-ple-wide`` /
-``qwen4-ple-k3`` / ``qwen4-ple-attn`` (``data/refused-0.33/configs/``, ``data/qwen4-ple/configs/``;
-:mod:`qwen4_ple_cases`), at TP 1/2/4/8, expert parallelism at TP 2/8 and three pipeline stages, every
+``qwen4-ple-k3`` / ``qwen4-ple-attn`` and the wrapper's ``qwen4-vl-qsa`` / ``qwen4-vl-qsa-mrope`` (its
+QSA rotary a multimodal RoPE: over the token positions from 0.32, ``mrope_positions_factor``) /
+``qwen4-vl-ple`` (``data/refused-0.33/configs/``, ``data/qwen4-ple/configs/``; :mod:`qwen4_ple_cases`) and
+``qwen4-vl-qsa-mrope-512`` (this folder; 0.30.0 and 0.32.0: under ``--language-model-only`` vLLM strips the
+multimodal RoPE, ``_strip_qwen4_exp_mrope``), at
+TP 1/2/4/8, expert parallelism at TP 2/8, three pipeline stages (and the wrappers' ``--language-model-only``
+at TP 1/2), every
 PLE case with ``--engram-config '{"cpu_offload": false}'`` and once at TP 1 without it (vLLM's default
 offload: the meta build refuses it, "Engram CPU offload requires UVA support"; dryboot refuses it by
 name). QSA on 0.30.0 / 0.32.0 / 0.33.0, PLE on 0.30.0-0.33.0. Recorded in each release's boot
@@ -15,6 +20,7 @@ flag sets extended as said::
 
     RECORD_WEIGHTS_OUT=/tmp/side-0.33.0.json ~/.cache/dryboot/boot-env/0.33.0/bin/python rec.py \\
         qwen4-qsa qwen4-qsa-512 qwen4-qsa-ple qwen4-ple qwen4-ple2 qwen4-ple-wide qwen4-ple-k3 qwen4-ple-attn
+    (and the three wrapper configs, recorded apart and merged)
 
 A case vLLM refuses must be refused; :func:`_refused_here` names the cases vLLM's meta build passes
 and dryboot refuses.
@@ -30,7 +36,7 @@ from typing import Any
 
 import pytest
 from qwen4_ple_cases import config as case_config
-from test_weights import _parallel
+from test_weights import _parallel, _serve
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
@@ -44,6 +50,13 @@ RECORDS: dict[str, dict[str, Any]] = {
 }
 CASES = sorted((v, cid) for v, doc in RECORDS.items() for cid in doc["cases"])
 TOKENS = 8192
+
+
+def _config(name: str) -> dict[str, Any]:
+    """A recorded config: :mod:`qwen4_ple_cases`' or, for ``qwen4-vl-qsa-mrope-512`` (the mrope wrapper with the
+    budget vLLM's own config class takes on 0.30), this folder's."""
+    path = DATA / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else case_config(name)
 
 
 def _refused_here(row: dict[str, Any]) -> str | None:
@@ -60,7 +73,8 @@ def _refused_here(row: dict[str, Any]) -> str | None:
 
 def _weights(config: dict[str, Any], argv: list[str], release: str, stage: int = 0, **kw: Any) -> Any:
     par = replace(_parallel(argv, stage), vllm_version=release, engram_cpu_offload="--engram-config" not in argv)
-    return rank_weights(config, par, max_num_batched_tokens=TOKENS, **kw)
+    serve = {**_serve({"argv": argv}), "max_num_batched_tokens": TOKENS, **kw}
+    return rank_weights(config, par, **serve)
 
 
 def test_records_are_the_releases() -> None:
@@ -76,7 +90,7 @@ def test_records_are_the_releases() -> None:
 def test_matches_vllm(release: str, cid: str) -> None:
     """[param, buffer, allocated] bytes of rank 0 of every stage, or vLLM's refusal refused."""
     row = RECORDS[release]["cases"][cid]
-    config = case_config(row["config"][len("arch--") :])
+    config = _config(row["config"][len("arch--") :])
     why = _refused_here(row)
     if not row["ok"] or why is not None:
         with pytest.raises(InputError, match=why if row["ok"] else None):
@@ -156,3 +170,24 @@ def test_ple_table_rows() -> None:
     assert second > first
     assert qwen4_exp._primes_from(2000, 3) == [2003, 2011, 2017]
     assert qwen4_exp._primes_from(1, 4) == [2, 3, 5, 7]
+
+
+MROPE = {p.stem.split("-")[1]: json.loads(p.read_text()) for p in sorted(DATA.glob("mrope-*.json"))}
+
+
+@pytest.mark.parametrize(("release", "cid"), sorted((v, cid) for v, doc in MROPE.items() for cid in doc["cases"]))
+def test_mrope_stripped_as_vllm(release: str, cid: str) -> None:
+    """``_strip_qwen4_exp_mrope`` (0.29.0-0.33.0): ``Qwen4ExpForCausalLM`` and the wrapper under
+    ``--language-model-only`` take a one-dimensional rotary table (``max_position_embeddings`` rows); the
+    wrapper with its tower, or with zero image and video limits, keeps the multimodal 4x.
+    ``mrope-<release>.json``: ``qwen4-plain-mrope`` (the tiny text config) and ``qwen4-vl-plain-mrope``
+    (``data/refused-0.33/configs/qwen4-vl-plain.json``) with an interleaved ``mrope_section``, recorded at TP 2
+    as above."""
+    row = MROPE[release]["cases"][cid]
+    assert row["ok"]
+    w = _weights(_config(row["config"][len("arch--") :]), row["argv"], release)
+    assert [w.param_bytes, w.buffer_bytes, w.allocated_bytes] == [
+        row["param_bytes"],
+        row["buffer_bytes"],
+        row["allocated_bytes"],
+    ]

@@ -186,6 +186,19 @@ def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     return out
 
 
+def without_mrope(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with its RoPE's ``mrope_section`` / ``mrope_interleaved`` dropped, as vLLM's
+    ``_strip_qwen4_exp_mrope`` (``model_executor/models/config.py``, 0.29.0-0.33.0) does for
+    ``Qwen4ExpForCausalLM`` and for the wrapper under ``--language-model-only``: its attention then
+    takes a one-dimensional rotary table (``max_position_embeddings`` rows, not the multimodal 4x)."""
+    out = dict(config)
+    for key in ("rope_parameters", "rope_scaling"):
+        rope = out.get(key)
+        if isinstance(rope, Mapping):
+            out[key] = {k: v for k, v in rope.items() if k not in ("mrope_section", "mrope_interleaved")}
+    return out
+
+
 def _less(w: W.RankWeights, kind: str, nbytes: int) -> None:
     """Undo :meth:`RankWeights.add` of one parameter of ``nbytes`` (a Qwen3-Next norm this
     layout lacks)."""
@@ -360,8 +373,14 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     if quant.method is not None:
         _refuse_quantized(quant, par)
     prepared = _prepare(config, par.vllm_version)
+    wrapped = str((config.get("architectures") or [ARCH])[0]) == WRAPPER
+    if not wrapped or (args.no_tower and not {"image", "video"} <= args.zero_modalities):
+        prepared = without_mrope(prepared)
     if qsa:  # the QSA layer's own backend: no FlashInfer counter, attention output gate always on
         prepared["attn_output_gate"] = True
+        # its rotary takes qwen3_vl.py's mrope_positions_factor from 0.32 (a multimodal RoPE over the
+        # tokens' positions, as Qwen3VLDecoderLayer's: weights.MROPE_TOKEN_POSITIONS); 0.30.0 get_rope's default
+        prepared[W.QWEN3_VL_DECODER] = True
         w = _text(prepared, "Qwen3NextForCausalLM", replace(par, kv_cache_dtype="auto"), args)
     else:
         w = _text(prepared, "Qwen3NextForCausalLM", par, args)
