@@ -170,6 +170,11 @@ def test_ple_table_rows() -> None:
     assert second > first
     assert qwen4_exp._primes_from(2000, 3) == [2003, 2011, 2017]
     assert qwen4_exp._primes_from(1, 4) == [2, 3, 5, 7]
+    assert qwen4_exp._primes_from(20_000_000, 2) == [20_000_003, 20_000_023]
+    with pytest.raises(InputError, match="outside what dryboot sizes"):
+        qwen4_exp.ple_table_rows({**ple, "heads_per_ngram": 10**9}, 0)
+    with pytest.raises(InputError, match="outside what dryboot sizes"):
+        qwen4_exp.ple_table_rows({**ple, "ngram_vocab_size_base": 2**63}, 0)
 
 
 MROPE = {p.stem.split("-")[1]: json.loads(p.read_text()) for p in sorted(DATA.glob("mrope-*.json"))}

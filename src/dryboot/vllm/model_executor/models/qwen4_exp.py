@@ -279,14 +279,43 @@ def _qsa_layers(w: W.RankWeights, config: Mapping[str, Any], par: W.Parallel, to
     return w
 
 
+#: the n-gram heads' table sizes dryboot works out at most (each a prime found by search): a config asking
+#: for more is refused by name
+MAX_PLE_PRIMES = 100_000
+#: witnesses that decide primality by Miller-Rabin for every n below 3.3e24 (covers int64)
+_WITNESSES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+
+
+def _is_prime(n: int) -> bool:
+    """Whether ``n`` is prime: trial division by the small witnesses, then Miller-Rabin with each."""
+    if n < 2:
+        return False
+    for p in _WITNESSES:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in _WITNESSES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
 def _primes_from(base: int, count: int) -> list[int]:
     """The first ``count`` primes >= ``base`` (each n-gram head's table size, ``_make_vocab_layout``:
-    head ``k`` of the model's PLE heads takes the ``k``-th): trial division by odd numbers up to the
-    square root, which the tables' sizes (``ngram_vocab_size_base``, 2e7 by default) keep cheap."""
+    head ``k`` of the model's PLE heads takes the ``k``-th)."""
     out: list[int] = []
     n = max(base, 2)
     while len(out) < count:
-        if n == 2 or (n % 2 and all(n % d for d in range(3, int(n**0.5) + 1, 2))):
+        if _is_prime(n):
             out.append(n)
         n += 1
     return out
@@ -297,10 +326,21 @@ def ple_table_rows(config: Mapping[str, Any], dense_id: int) -> int:
     (``Qwen4ExpNGramEmbedding``): its ``(ngram_size - 1) x heads_per_ngram`` heads take the next
     primes from ``ngram_vocab_size_base`` after those of the PLE layers before it (``dense_id``: its
     place among the sorted distinct ``ple_layer_ids``), summed and rounded up to
-    ``make_ngram_vocab_size_divisible_by``."""
+    ``make_ngram_vocab_size_divisible_by``.
+
+    :raises InputError: more than :data:`MAX_PLE_PRIMES` head sizes to find, a base outside (0, 2^62) or a
+        divisor below 1."""
     heads = (W._int(config, "ngram_size") - 1) * W._int(config, "heads_per_ngram")
     base = W._int(config, "ngram_vocab_size_base", 20_000_000)
     divisor = W._int(config, "make_ngram_vocab_size_divisible_by", 128)
+    if (dense_id + 1) * heads > MAX_PLE_PRIMES or not 0 < base < 2**62 or divisor < 1:
+        raise InputError(
+            "config.json",
+            "heads_per_ngram",
+            f"{ARCH}'s PLE tables: {(dense_id + 1) * heads} n-gram head sizes from ngram_vocab_size_base {base} "
+            f"(divisible by {divisor}): outside what dryboot sizes (at most {MAX_PLE_PRIMES} heads, a positive "
+            "base below 2^62)",
+        )
     total = sum(_primes_from(base, (dense_id + 1) * heads)[dense_id * heads :])
     return -(-total // divisor) * divisor
 
