@@ -94,7 +94,9 @@ PLE_HASH_BYTES = 8
 WHY_OFFLOAD = (
     "Qwen4-Exp's PLE n-gram tables in pinned host memory (vLLM's default --engram-config cpu_offload: true, "
     "Qwen4ExpPLEPinnedHostEmbedding with its UVA view and device-side prefetch buffers): not recorded (the "
-    "oracle's meta device has no UVA); sized with --engram-config '{\"cpu_offload\": false}' only"
+    "oracle's meta device has no UVA); sized only with the tables on the device (vLLM's --engram-config "
+    "'{\"cpu_offload\": false}', which dryboot's flags do not take yet: the weights API's "
+    "Parallel(engram_cpu_offload=False))"
 )
 
 
