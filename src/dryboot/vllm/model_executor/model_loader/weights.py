@@ -409,6 +409,9 @@ class Parallel:
     #: ``--mm-encoder-tp-mode``: ``data`` builds a supporting class's tower whole on every TP rank
     #: (:func:`dryboot.vllm.config.mm_encoder_tp.whole_tower`)
     mm_encoder_tp_mode: str = "weights"
+    #: ``--engram-config``'s ``cpu_offload`` (vLLM's default: true): Qwen4-Exp's PLE n-gram tables in pinned
+    #: host memory (``Qwen4ExpPLEPinnedHostEmbedding``) rather than on the device
+    engram_cpu_offload: bool = True
 
 
 @dataclass
