@@ -4,7 +4,7 @@ allocate on the meta device, byte for byte, and what vLLM refuses refused.
 ``data/weights/qwen4-exp-side/recorded-<release>.json`` holds each release's figures for the tiny
 configs the KV cache checks use (not published checkpoints): ``qwen4-qsa`` (QSA, budget 256 over ratio 4),
 ``qwen4-qsa-512`` (budget 2048: the ratio vLLM's own config class takes on 0.30), ``qwen4-qsa-ple``
-(both kinds: dryboot refuses them together), ``qwen4-ple`` / ``qwen4-ple2`` / ``qwen4-ple-wide`` /
+(both kinds together), ``qwen4-ple`` / ``qwen4-ple2`` / ``qwen4-ple-wide`` /
 ``qwen4-ple-k3`` / ``qwen4-ple-attn`` and the wrapper's ``qwen4-vl-qsa`` / ``qwen4-vl-qsa-mrope`` (its
 QSA rotary a multimodal RoPE: over the token positions from 0.32, ``mrope_positions_factor``) /
 ``qwen4-vl-ple`` (``data/refused-0.33/configs/``, ``data/qwen4-ple/configs/``; :mod:`qwen4_ple_cases`) and
@@ -62,10 +62,8 @@ def _config(name: str) -> dict[str, Any]:
 def _refused_here(row: dict[str, Any]) -> str | None:
     """What dryboot refuses of a case vLLM builds, in its words: the tiny configs' 2 Gated DeltaNet
     key heads over TP 4 (vLLM splits the projections without checking the heads; Qwen3-Next's walk
-    refuses it), QSA beside PLE layers (not modelled together, as the plan)."""
+    refuses it)."""
     argv = row["argv"]
-    if row["config"] == "arch--qwen4-qsa-ple":
-        return "not modelled together"
     if argv[argv.index("--tensor-parallel-size") + 1] == "4":
         return re.escape("linear_num_key_heads (2) is not divisible by 4")
     return None

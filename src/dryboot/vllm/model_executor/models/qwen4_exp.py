@@ -26,7 +26,7 @@ Sized with the table on the device (``--engram-config '{"cpu_offload": false}'``
 in pinned host memory, refused by name (:data:`WHY_OFFLOAD`).
 
 Refused by name: layer types other than ``linear_attention`` / ``full_attention``, ``hc_count`` <= 1; QSA
-layers on other releases, beside PLE layers, quantized, or in another dtype than bfloat16 (vLLM's);
+layers on other releases, quantized, or in another dtype than bfloat16 (vLLM's);
 PLE layers on other releases, offloaded, quantized or with a ``ple_embedding_dtype``; GPTQ on 0.32.0 /
 0.33.0 (vLLM refuses it: :data:`WHY_GPTQ`), and quantized checkpoints of a method, release, GPU or
 parallelism not recorded (:data:`QUANT_METHODS`, :data:`QUANT_RELEASES`, :data:`QUANT_SMS`, pipeline / expert
@@ -104,22 +104,25 @@ def _release_checks(out: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> 
     """A config with QSA or PLE layers as the release's config class reads it (the plan's own checks,
     :func:`dryboot.vllm.models.qwen4_exp.read` / ``verify_release``), then what dryboot sizes of it.
 
-    :raises InputError: the config class's refusals, QSA beside PLE layers (not modelled together), a
+    :raises InputError: the config class's refusals (QSA beside PLE layers: both kinds' checks), a
         release not recorded (:data:`QSA_RELEASES`, :data:`PLE_RELEASES`), a quantized checkpoint, QSA in
         another dtype than bfloat16 (vLLM's words), PLE layers under pipeline parallelism (vLLM's), PLE
         tables offloaded (:data:`WHY_OFFLOAD`) or with a ``ple_embedding_dtype``; ``max_num_batched_tokens``
         not given for QSA (it sizes the top-k buffer)."""
     qsa = out.get("indexer_n_heads") is not None
+    ple = not qsa or bool(out.get("ple_layer_ids"))
     plan.verify_release(plan.read(ConfigFields("config.json", dict(out), ""), ARCH), rules_for(par.vllm_version))
     version = par.vllm_version
     what = "QSA" if qsa else "PLE"
-    releases = QSA_RELEASES if qsa else PLE_RELEASES
-    if version not in releases:
-        raise InputError(
-            "config.json",
-            "indexer_n_heads" if qsa else "ple_layer_ids",
-            f"{ARCH}'s {what} layers: weights recorded on vLLM {', '.join(releases)} only, not {version}",
-        )
+    kinds = [("QSA", QSA_RELEASES, "indexer_n_heads")] if qsa else []
+    kinds += [("PLE", PLE_RELEASES, "ple_layer_ids")] if ple else []
+    for kind, releases, field in kinds:
+        if version not in releases:
+            raise InputError(
+                "config.json",
+                field,
+                f"{ARCH}'s {kind} layers: weights recorded on vLLM {', '.join(releases)} only, not {version}",
+            )
     if W.quant_from_config(out, args.hf_quant).method is not None:
         raise InputError(
             "quantization_config", "quant_method", f"quantized {ARCH} with {what} layers: layouts not recorded"
@@ -139,6 +142,7 @@ def _release_checks(out: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> 
                 f"{ARCH}'s QSA layers allocate their top-k buffer (max_num_batched_tokens x (indexer_budget + "
                 "indexer_compress_ratio) int32) with the weights: give max_num_batched_tokens",
             )
+    if not ple:
         return
     if par.pp > 1:
         raise InputError(
