@@ -114,7 +114,7 @@ def _release_checks(out: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> 
     plan.verify_release(plan.read(ConfigFields("config.json", dict(out), ""), ARCH), rules_for(par.vllm_version))
     version = par.vllm_version
     what = "QSA" if qsa else "PLE"
-    kinds = [("QSA", QSA_RELEASES, "indexer_n_heads")] if qsa else []
+    kinds: list[tuple[str, tuple[str, ...], str]] = [("QSA", QSA_RELEASES, "indexer_n_heads")] if qsa else []
     kinds += [("PLE", PLE_RELEASES, "ple_layer_ids")] if ple else []
     for kind, releases, field in kinds:
         if version not in releases:
