@@ -236,7 +236,6 @@ REASONS: dict[str, str] = {
     "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
     "BailingMoeV2ForCausalLM": REMOTE,
-    "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
     "BeeForConditionalGeneration": REMOTE_MM,
