@@ -110,6 +110,12 @@ def test_releases_whose_transformers_lacks_bailing_hybrid_refuse_the_config(tmp_
     assert got.get("refused") and "`bailing_hybrid`" in got["error"], got
 
 
-def test_the_mtp_drafter_is_refused_by_name(tmp_path: Path) -> None:
+def test_the_mtp_module_is_an_mla_layer_after_the_targets(tmp_path: Path) -> None:
+    """``bailing_moe_mtp.py``: ``num_nextn_predict_layers`` MLA layers (BailingHybridConfig's
+    default 1), ``model.layers.<N + i>.self_attn.attn`` (recorded: ``test_bailing_linear.py``)."""
+    model = geometry_from_config(_config(num_nextn_predict_layers=2))
+    assert model.mtp.num_mtp_layers == 2 and model.mtp.mtp_kind is M
+    assert model.mtp.mtp_layer_names == ("model.layers.5.self_attn.attn", "model.layers.6.self_attn.attn")
+    assert geometry_from_config(_config()).mtp.num_mtp_layers == 1
     got = _plan(tmp_path, _config(), "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}')
-    assert got.get("refused") and "MTP module of BailingMoeV2_5ForCausalLM (1 layers) is not modelled" in got["error"]
+    assert got.get("tokens"), got

@@ -21,6 +21,10 @@ projections) take that ``head_dim`` (recorded). With ``--trust-remote-code`` and
 ``auto_map`` ``AutoConfig`` the checkpoint's own config class reads the file instead: not
 verifiable offline, refused by name.
 
+Its MTP module (``bailing_moe_mtp.py`` ``BailingMoeV25MTPModel``, ``--speculative-config`` method
+``mtp``): ``num_nextn_predict_layers`` MLA decoder layers (``BailingHybridConfig``'s default 1), named
+``model.layers.<num_hidden_layers + i>.self_attn.attn`` (recorded on 0.28.0 and 0.33.0).
+
 Refused by name: a linear layer's ``group_norm_size`` that TP does not divide or exceeds
 (``BailingMoELinearAttention`` asserts), a config without ``use_bias`` / ``use_qkv_bias`` (the
 class reads them: AttributeError), MLA head dims the SM90 prefill backend does not serve.
@@ -99,6 +103,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     latent = f.integer("kv_lora_rank") + dims[1]
     # BailingHybridConfig.__post_init__: head_dim = qk_rope_head_dim, whatever the file says
     linear = LinearAttention(heads, dims[1])
+    mtp = _mtp_layers(f)
     return geometry(
         f,
         architecture,
@@ -115,9 +120,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             f"model.layers.{i}.self_attn" + ("" if k is LayerKind.LINEAR_ATTN else ".attn") for i, k in enumerate(kinds)
         ),
         family_extra=BailingLinearLayers(f.integer("group_norm_size", 1)),
-        # its MTP module (bailing_moe_mtp.py BailingMoeV25MTPModel, --speculative-config method mtp) is not
-        # modelled: the count is kept so that the drafter is refused by name
-        num_mtp_layers=_mtp_layers(f),
+        # its MTP module (bailing_moe_mtp.py BailingMoeV25MTPModel, --speculative-config method mtp): an MLA
+        # decoder layer (BailingMoeV25MLAAttention) per predict layer, numbered after the target's
+        num_mtp_layers=mtp,
+        mtp_kind=LayerKind.MLA,
+        mtp_layer_names=tuple(f"model.layers.{n + i}.self_attn.attn" for i in range(mtp)),
     )
 
 
