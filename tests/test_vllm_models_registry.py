@@ -94,8 +94,9 @@ def test_list_architectures_prints_status_and_reason() -> None:
     assert lines[-1] == f"{len(rows)} architectures: {verified} verified, {len(rows) - verified} refused"
     by_name = {ln.split()[0]: ln for ln in lines[:-1]}
     assert len(by_name) == len(rows)
-    bailing = by_name["BailingMoeV2_5ForCausalLM"]
-    assert "  refused  " in bailing and "linear-attention layers" in bailing
+    bailing = by_name["BailingMoeV3ForCausalLM"]
+    assert "  refused  " in bailing and "Kimi Delta Attention + MLA layers" in bailing
+    assert "  verified  bailing_moe_linear  " in by_name["BailingMoeV2_5ForCausalLM"]
     assert "  verified  olmo_hybrid  " in by_name["OlmoHybridForCausalLM"]
     assert "  verified  zamba2  " in by_name["Zamba2ForCausalLM"]
     assert "  verified  dense  " in by_name["MixtralForCausalLM"]

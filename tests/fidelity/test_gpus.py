@@ -50,6 +50,9 @@ ARCHITECTURES = (
     # DeepSeek-OCR's wrapper on RSWAAttention: FlashAttention 4 on SM 9.x-11.x, Triton elsewhere
     # (A100-80GB and H100, 0.28.0 and 0.33.0)
     "UnlimitedOCRForCausalLM",
+    # lightning-attention states beside MLA layers: the MLA backend (and so the hybrid block) per GPU
+    # (A100-80GB, L40S, B200 and RTX 5090 on 0.28.0; A100-80GB and B200 on 0.33.0)
+    "BailingMoeV2_5ForCausalLM",
 )
 
 

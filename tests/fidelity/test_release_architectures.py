@@ -271,6 +271,14 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
 for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
     ARCHITECTURES[_release]["OlmoHybridForCausalLM"] = "its Gated DeltaNet layers beside OLMo attention"
 
+# Bailing-V2.5 (bailing_moe_linear.py, the same layers in every release): its lightning-attention states
+# beside MLA layers, read with transformers' BailingHybridConfig where the release's transformers has
+# it (0.28.0-0.30.0, 0.33.0); 0.27.1's, 0.31.0's and 0.32.0's have no bailing_hybrid: vLLM refuses the config
+for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+    ARCHITECTURES[_release]["BailingMoeV2_5ForCausalLM"] = (
+        "its linear-attention states beside MLA layers (BailingHybridConfig: head_dim = qk_rope_head_dim)"
+    )
+
 # Whisper (whisper.py, the same layers in every release): the decoder's self-attention and
 # cross-attention caches (CrossAttentionSpec sized by the scheduler's encoder input budget)
 for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
@@ -382,6 +390,8 @@ ABSENT = frozenset(
     {(v, "HCXVisionForCausalLM") for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0")}
     # the transformers of 0.31.0's environment has no hyperclovax_vision_v2 config class
     | {("0.31.0", "HCXVisionV2ForCausalLM"), ("0.31.0", "MiniCPMV4_7ForConditionalGeneration")}
+    # the transformers of 0.27.1's, 0.31.0's and 0.32.0's environments has no bailing_hybrid config class
+    | {(v, "BailingMoeV2_5ForCausalLM") for v in ("0.27.1", "0.31.0", "0.32.0")}
 )
 
 

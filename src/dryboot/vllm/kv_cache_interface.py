@@ -75,6 +75,11 @@ class LayerKind(Enum):
     at ``<layer>.ple``, built before the layer's mixer): a ``MambaSpec`` (``SHORT_CONV`` mamba type)
     of one ``((ple_conv_kernel_size - 1) * ngram_size + num_spec, hc_count * hidden_size)`` state,
     replicated over TP, beside the decoder layer's own cache.
+
+    ``LINEAR_ATTN`` is a linear-attention (lightning attention) layer's state
+    (``layers/mamba/linear/base.py`` ``LinearAttention``, mamba type ``LINEAR``: Bailing-V2.5's
+    ``BailingMoELinearAttention``): a ``MambaSpec`` of one ``(heads / TP, head_dim, head_dim)``
+    state in the ``--mamba-cache-dtype`` (``linear_attention_state_shape`` / ``_dtype``).
     """
 
     FULL = "full_attention"
@@ -103,6 +108,7 @@ class LayerKind(Enum):
     INKLING_CONV_FULL = "inkling_conv_state_full"
     SLIDING_MLA = "sliding_mla"
     PLE = "ple_short_conv"
+    LINEAR_ATTN = "linear_attention_state"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -148,6 +154,7 @@ class LayerKind(Enum):
             LayerKind.SHORT_CONV,
             LayerKind.KDA,
             LayerKind.PLE,
+            LayerKind.LINEAR_ATTN,
         )
 
     @property
@@ -187,6 +194,7 @@ _SPEC_KIND = {
     LayerKind.INKLING_CONV_FULL: "sliding",
     LayerKind.SLIDING_MLA: "sliding_mla",
     LayerKind.PLE: "mamba",
+    LayerKind.LINEAR_ATTN: "mamba",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -216,6 +224,7 @@ _LABEL = {
     LayerKind.INKLING_CONV_FULL: "short-conv state",
     LayerKind.SLIDING_MLA: "sliding-window MLA",
     LayerKind.PLE: "PLE short-conv",
+    LayerKind.LINEAR_ATTN: "linear attention",
     LayerKind.NONE: "no cache",
 }
 
@@ -313,7 +322,8 @@ class MambaSpec:
     Page = sum over state tensors of ``prod(shape) * dtype bytes``, independent of the block
     size, or ``page_size_padded`` when set.
 
-    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2``, ``MAMBA1``, ``SHORT_CONV`` or ``KDA``.
+    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2``, ``MAMBA1``, ``SHORT_CONV``, ``KDA``,
+        ``PLE`` or ``LINEAR_ATTN``.
     :param mamba_cache_mode: ``none``, ``align`` or ``all``.
     :param num_speculative_blocks: extra state pages per request (= speculative tokens).
     :param num_prefill_checkpoint_blocks: extra state pages per request in ``align`` mode for the
@@ -472,6 +482,16 @@ def mamba1_state_shapes(tp: int, d_inner: int, d_state: int, d_conv: int) -> tup
     """
     per_rank = _divide(d_inner, tp, "Mamba1 intermediate size")
     return (d_conv - 1, per_rank), (per_rank, d_state)
+
+
+def linear_attention_state_shapes(tp: int, num_heads: int, head_dim: int) -> tuple[tuple[int, int, int]]:
+    """Linear-attention state: one ``(heads / TP, head_dim, head_dim)`` tensor
+    (``MambaStateShapeCalculator.linear_attention_state_shape``; no convolution, so no speculative
+    rows).
+
+    :raises ValueError: when the heads do not split across ``tp`` ranks.
+    """
+    return ((_divide(num_heads, tp, "num_attention_heads"), head_dim, head_dim),)
 
 
 def short_conv_state_shapes(tp: int, conv_dim: int, l_cache: int, num_spec: int = 0) -> tuple[tuple[int, int]]:

@@ -35,6 +35,7 @@ from dryboot.vllm.kv_cache_interface import (
     MambaSpec,
     attention_content_bytes,
     gdn_state_shapes,
+    linear_attention_state_shapes,
     mamba1_state_shapes,
     mamba2_state_shapes,
     short_conv_state_shapes,
@@ -231,6 +232,10 @@ def mamba_state(
             g = model.mamba.kda
             shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
             return LayerKind.KDA, shapes, (conv, kda_recurrent_dtype(g, args.mamba_ssm_cache_dtype, model, rules))
+        if model.mamba.linear_attn is not None:
+            la = model.mamba.linear_attn
+            # linear_attention_state_dtype: the --mamba-cache-dtype, else the model's
+            return LayerKind.LINEAR_ATTN, linear_attention_state_shapes(tp, la.num_heads, la.head_dim), (conv,)
         if model.mamba.short_conv is not None:
             sc = model.mamba.short_conv
             # the ShortConv layer keeps the speculative tokens' rows from 0.29 on

@@ -55,6 +55,16 @@ class GatedDeltaNet:
 
 
 @dataclass(frozen=True)
+class LinearAttention:
+    """A linear-attention (lightning attention) layer's state parameters (``layers/mamba/linear/
+    base.py`` ``LinearAttention``): ``num_heads`` heads (TP splits them) of a ``head_dim`` x
+    ``head_dim`` state each."""
+
+    num_heads: int
+    head_dim: int
+
+
+@dataclass(frozen=True)
 class Mamba2:
     """Mamba2 (Nemotron-H, Granite-4-H, Falcon-H1, Zamba2) state parameters.
 
@@ -238,7 +248,7 @@ class QuantTraits:
 class MambaState:
     """A mamba-family state and the interfaces of a model class that keeps one.
 
-    ``gdn``, ``mamba2``, ``mamba1``, ``short_conv``, ``kda``: the state's parameters (at most a
+    ``gdn``, ``mamba2``, ``mamba1``, ``short_conv``, ``kda``, ``linear_attn``: the state's parameters (at most a
     few set). ``hf_ssm_dtype`` is the SSM state dtype the config pins (Qwen3.5
     ``mamba_ssm_dtype``, Nemotron-H ``mamba_ssm_cache_dtype`` or float32), or ``None`` when the
     state follows ``--mamba-cache-dtype``. ``mamba_chunk_size``: ``ModelConfig.get_mamba_chunk_size``.
@@ -254,6 +264,7 @@ class MambaState:
     mamba1: Mamba1 | None = None
     short_conv: ShortConv | None = None
     kda: GatedDeltaNet | None = None
+    linear_attn: LinearAttention | None = None
     hf_ssm_dtype: str | None = None
     mamba_chunk_size: int = 2048
     align_state_without_spec: bool = False
@@ -474,8 +485,10 @@ class ModelGeometry:
 
     @property
     def has_mamba_state(self) -> bool:
-        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1, ShortConv, KDA)."""
-        states = (self.mamba.gdn, self.mamba.mamba2, self.mamba.mamba1, self.mamba.short_conv, self.mamba.kda)
+        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1, ShortConv, KDA,
+        linear attention)."""
+        m = self.mamba
+        states = (m.gdn, m.mamba2, m.mamba1, m.short_conv, m.kda, m.linear_attn)
         return any(s is not None for s in states)
 
     @property

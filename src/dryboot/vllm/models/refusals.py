@@ -186,7 +186,7 @@ POOLING = "embedding / pooling model: no generation KV cache to plan"
 AS_MODEL = "; given as the model, vLLM does not serve it either (dryboot quotes vLLM's failure: docs/speculative.md)"
 SPEC_MTP = (
     "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3, "
-    "GLM-4.5, GLM-5, Ernie-4.5, LongCat-Flash, Nemotron-H with --speculative-config method mtp); this "
+    "GLM-4.5, GLM-5, Ernie-4.5, LongCat-Flash, Nemotron-H, Bailing-V2.5 with --speculative-config method mtp); this "
     "drafter class is not modelled" + AS_MODEL
 )
 SPEC_EAGLE = (
@@ -236,7 +236,6 @@ REASONS: dict[str, str] = {
     "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
     "BailingMoeV2ForCausalLM": REMOTE,
-    "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
     "BeeForConditionalGeneration": REMOTE_MM,

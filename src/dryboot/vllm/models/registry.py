@@ -360,6 +360,8 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
     Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
+    # lightning (linear) attention layers with an MLA layer closing each layer_group_size group
+    Family("bailing_moe_linear", ("bailing_moe_linear.py",), ("BailingMoeV2_5ForCausalLM",)),
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
     Family("gemma3n", ("gemma3n.py",), ("Gemma3nForCausalLM",)),
     Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
@@ -485,10 +487,6 @@ _GLM5NEXT = (
 NOT_MODELLED: dict[str, str] = {
     "DeepSeekV4MTPModel": _DEEPSEEK_V4,
     "DSparkDraftModel": _DEEPSEEK_V4,
-    "BailingMoeV2_5ForCausalLM": (
-        "the state kind of its linear-attention layers (LinearAttention: one (heads / TP, head_dim, head_dim) "
-        "state per layer, bailing_linear_attn.py) is not modelled"
-    ),
     "BailingMoeV3ForCausalLM": (
         "its Kimi Delta Attention + MLA layers are not verified against vLLM 0.28.0: the model class reads "
         "checkpoint keys that BailingHybridConfig does not define (no_kda_lora, use_bias, ...)"
