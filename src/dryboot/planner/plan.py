@@ -606,7 +606,13 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # a MiniMax-M3 sparse layer's indexer cache registers first (a pipeline stage that
         # starts at a sparse layer): its backend addresses 128-token pages only
         phase1 = MINIMAX_M3_SPARSE_INDEXER
-    if LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
+    own = family_of(model).block_backends(model, args, cfg.backend)
+    if own:
+        # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): a block
+        # every one addresses; the hybrid alignment takes the first's kernel blocks
+        block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
+        phase1 = own[0]
+    elif LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
         # checked against vLLM 0.33.0 for this model only); 0.28.0 keeps the first layer's preference
         block_size, phase1_log = preferred_block_size_for_backends(list(cfg.backends.values()), args.block_size)
@@ -633,13 +639,13 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         mamba_page_size=max(
             (state_bytes(mamba[1], mamba[2]), *family_of(model).alignment_mamba_pages(model, args, mamba[2][0]))
         ),
-        backend=cfg.backend,
+        backend=phase1 if own else cfg.backend,
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=mla,
         mamba_chunk_size=model.mamba.mamba_chunk_size,
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
         if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90
-        else (),
+        else tuple(b.smallest_kernel_block for b in own if b.kernel_blocks),
         max_model_len=cfg.max_model_len,
     )
     log.extend(decision.log)

@@ -150,7 +150,7 @@ def backend_for(
     )
     gpu = args.device
     family_of(model).check_backend(model, args)
-    handed = family_of(model).attention_backend(model, name)
+    handed = family_of(model).handed_backend(model, args, name)
     if handed is not None:
         if gpu.capability[0] != 9 and not family_of(model).handed_on_every_gpu(model):
             # the model's own choice (DeepSeek-V4's FlashMLA layers, MiMo-V2's DiffKV) is read
@@ -855,7 +855,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
-    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90:
+    sm90_sparse = family_of(model).handed_backend(model, args, args.attention_backend)
+    if (
+        kv_dtype == "fp8_e4m3"
+        and model.sparse_mla
+        and rules.sparse_mla_fp8_e4m3_sm90
+        # a family that hands its layers FLASHINFER_MLA_SPARSE_SM90 models its layout (GLM-5.3-Flash)
+        and (sm90_sparse is None or sm90_sparse.name != "FLASHINFER_MLA_SPARSE_SM90")
+    ):
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype

@@ -1,0 +1,87 @@
+"""vLLM 0.33.0's GLM-5.3-Flash (``Glm5NextForCausalLM``) is planned (``models/glm5next.py``) and agrees
+with vLLM's recorded engine start on its tiny stand-in configs (``record_glm5next.py``,
+``data/glm5next/``): a Mamba group per KDA layer, an MLAAttention group of the kpool indexer's key
+caches with the NoPE MLA rows, a CircularBuffer group of the tail rings, packed by repeat pattern
+under the BLHNC layout; the block the smallest every backend (indexer, tail ring, sparse MLA)
+addresses, grown by the hybrid alignment where the KDA state is larger; the pool's bytes per block
+the widest group rounded up to lcm(one MLA row, one tail row, the indexer's page at its largest
+kernel block)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import glm5next_cases as C
+
+from dryboot.vllm.models.glm5next import tail_ring
+from dryboot.vllm.models.registry import LATER_ARCHITECTURES, NOT_MODELLED
+
+pytestmark = pytest.mark.fidelity
+
+#: the cases dryboot refuses by name where vLLM serves them (not modelled), and the words of its refusal
+NOT_MODELLED_CASES = {
+    # vLLM selects FLASH_ATTN_MLA_SPARSE for a float16 model (no FlashKDA checkpoint page either): not verified
+    "flash-fp16": "a model dtype other than bfloat16",
+    # every stage holds an indexed layer: vLLM serves it with 2,704 blocks where one stage's stride gives 2,707
+    "flash-8-pp2": "its repeat-packed caches under pipeline parallelism are not modelled",
+}
+
+
+def test_every_case_is_recorded() -> None:
+    rec = C.recorded()
+    assert list(rec) == list(C.CASES)
+    for cid, r in rec.items():
+        assert r["config"] == C.CASES[cid][0] and r["argv"] == C.CASES[cid][1], cid
+
+
+@pytest.mark.parametrize("cid", ["flash", "flash-tp2", "flash-h100"])
+def test_groups_are_kda_states_then_the_indexer_with_the_mla_rows_then_the_tail_ring(cid: str) -> None:
+    v = C.recorded()[cid]["vllm"]
+    assert v["block_size"] == 512 and v["num_blocks"] == 8112
+    assert [g[0] for g in v["groups"]] == ["Mamba"] * 3 + ["MLAAttention", "CircularBuffer"]
+    assert v["group_layers"][3] == ["model.layers.3.self_attn.indexer.k_cache", "model.layers.3.self_attn.attn"]
+    assert any("DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90" in line for line in v["kv_log"])
+
+
+def test_pool_stride_is_the_mla_group_rounded_to_a_row() -> None:
+    """4 x 2^30 / 8,112 blocks: the MLA group's 4,224 + 524,288 bytes at 512 tokens, rounded up to
+    lcm(one 1,024-byte MLA row, one 512-byte tail row) = 529,408."""
+    v = C.recorded()["flash"]["vllm"]
+    stride = -(-(4224 + 512 * 1024) // math.lcm(1024, 512)) * 1024
+    assert stride == 529_408 and (4 << 30) // stride == v["num_blocks"]
+
+
+def test_tail_ring_grows_with_speculative_tokens() -> None:
+    assert tail_ring(16, 0) == 16 and tail_ring(16, 1) == 32 and tail_ring(16, 3) == 32 and tail_ring(16, 17) == 64
+    v = C.recorded()["flash-ngram"]["vllm"]
+    assert ["CircularBuffer", 32, 16384, 1] in v["groups"]
+
+
+def test_planned_on_0_33_only_and_no_longer_refused() -> None:
+    assert "Glm5NextForCausalLM" not in NOT_MODELLED
+    assert LATER_ARCHITECTURES["Glm5NextForCausalLM"] == ("0.33.0",)
+
+
+@pytest.mark.parametrize("cid", [c for c in C.CASES if c not in NOT_MODELLED_CASES])
+def test_dryboot_agrees_with_the_engine_start(tmp_path: Path, cid: str) -> None:
+    name, argv, gpu = C.CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    case = H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])])
+    d = H.run_dryboot(case, C.VERSION)
+    verdict = H.compare(C.recorded()[cid]["vllm"], d)
+    assert verdict["agree"], (verdict["diffs"], d.get("error"))
+
+
+@pytest.mark.parametrize("cid", sorted(NOT_MODELLED_CASES))
+def test_what_is_not_modelled_is_refused_by_name(tmp_path: Path, cid: str) -> None:
+    name, argv, gpu = C.CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    d = H.run_dryboot(H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])]), C.VERSION)
+    assert d.get("refused") and NOT_MODELLED_CASES[cid] in str(d["error"]), d
