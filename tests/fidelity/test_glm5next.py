@@ -85,3 +85,16 @@ def test_what_is_not_modelled_is_refused_by_name(tmp_path: Path, cid: str) -> No
     model = H._write_config(tmp_path, cid, C.config(name))
     d = H.run_dryboot(H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])]), C.VERSION)
     assert d.get("refused") and NOT_MODELLED_CASES[cid] in str(d["error"]), d
+
+
+@pytest.mark.parametrize("version", C.EARLIER)
+def test_earlier_releases_are_refused_as_their_engine_start_cannot_build_it(tmp_path: Path, version: str) -> None:
+    """0.30.0-0.32.0 list the architecture, but their engine start fails building the sparse indexer offline
+    (it asks for DeepGEMM, which 0.33.0 vendors): recorded on 0.32.0's cases; dryboot refuses by name."""
+    if version == "0.32.0":
+        rec = C.recorded(version)
+        assert list(rec) == list(C.cases_for(version))
+        assert all("requires DeepGEMM to be installed" in str(r["vllm"]["error"]) for r in rec.values())
+    name, argv, _ = C.CASES["flash"]
+    d = H.run_dryboot(H.Case("flash", "glm5next", H._write_config(tmp_path, "flash", C.config(name)), argv), version)
+    assert d.get("refused") and "cannot build it offline" in str(d["error"]), d

@@ -266,6 +266,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # GLM-5.3-Flash (vllm/models/glm5next): KDA states beside sparse MLA with the kpool indexer's
         # caches, repeat-packed (tiny stand-in config: no published one)
         "Glm5NextForCausalLM": "KDA states beside sparse MLA, the kpool indexer cache and tail ring, repeat-packed",
+        # its multimodal wrapper (glm5next/common/model.py: a Glm4v-style tower), recorded in the -mm environment
+        "Glm5NextForConditionalGeneration": "a wrapper of GLM-5.3-Flash's text model, recorded in the -mm environment",
     },
 }
 

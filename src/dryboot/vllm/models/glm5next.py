@@ -56,6 +56,10 @@ LINEAR = "linear_attention"
 INDEXED = "indexed_attention"
 #: the releases whose engine start verified the layout
 RELEASES = frozenset({"0.33.0"})
+#: the other releases whose registries list it: their engine start fails building its sparse indexer
+#: offline (it asks for DeepGEMM, which 0.33.0 vendors and their environments lack; recorded on 0.32.0's
+#: cases, checked on 0.30.0 and 0.31.0); other releases lack it (``absent_from_release``)
+UNBUILT_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0"})
 #: bytes of one indexer scale and the values it scales (``Indexer.quant_block_size``)
 SCALE_BYTES = 4
 #: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
@@ -248,15 +252,16 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """The flags as GLM-5.3-Flash's config hook leaves them (``Glm5NextModelConfig``: an ``auto`` KV
     cache is fp8 on SM 10.x, its sparse indexer being set).
 
-    :raises InputError: a release whose engine start did not verify the layout."""
+    :raises InputError: a release whose engine start cannot build the model offline (0.30.0-0.32.0)."""
     version = args.vllm_version
-    if version not in RELEASES:
+    if version in UNBUILT_RELEASES:
         raise InputError(
             "--vllm-version",
             version,
-            f"{model.architecture}'s caches (KDA states, sparse MLA with the kpool indexer's key cache and tail "
-            f"ring, repeat-packed) on vLLM {version} are not modelled: verified against vLLM "
-            f"{', '.join(sorted(RELEASES))} only",
+            f"{model.architecture} on vLLM {version} is not modelled: that release's engine start cannot build it "
+            "offline (RuntimeError: Sparse Attention Indexer CUDA op requires DeepGEMM to be installed; recorded, "
+            "tests/fidelity/data/glm5next/), so its caches there are not verified (planned: vLLM "
+            f"{', '.join(sorted(RELEASES))})",
         )
     if args.device.capability[0] == 10 and (args.kv_cache_dtype or "auto") == "auto":
         # Glm5NextModelConfig.verify_and_update_config: "Using fp8 KV cache for GLM-5.3-Flash" on SM 10.x
@@ -272,12 +277,10 @@ def _no_backend(arch: str, what: str) -> str:
 
 
 def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
-    """What was not verified of the layers as vLLM builds them, and the pipeline stages' layouts.
+    """What was not verified of the layers as vLLM builds them.
 
     :raises InputError: a speculative method other than ``extract_hidden_states`` / ``ngram``,
-        decode context parallelism, ``--prefix-match-unit`` (not verified); pipeline stages of
-        which some hold an MLA layer and some none (vLLM's AssertionError: their workers report
-        different KV cache layouts), or any other pipeline split (not modelled)."""
+        decode context parallelism, ``--prefix-match-unit`` (not verified)."""
     arch, version = model.architecture, args.vllm_version
     method = args.speculative_method
     for flag, value, bad in (
@@ -295,6 +298,15 @@ def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
                 value,
                 f"{arch}: its caches under this flag are not verified against vLLM {version} (not modelled)",
             )
+
+
+def check_pipeline(model: ModelGeometry, args: EngineArgs) -> None:
+    """The pipeline stages' KV cache layouts (the engine's check once every worker is built).
+
+    :raises InputError: stages of which some hold an MLA layer and some none (vLLM's
+        AssertionError: their workers report different KV cache layouts), or any other pipeline
+        split (not modelled)."""
+    arch = model.architecture
     pp = args.pipeline_parallel_size
     if pp > 1:
         ranges = pp_stage_ranges(len(model.layer_kinds), pp, args.pp_layer_partition)
@@ -325,6 +337,13 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
     arch = model.architecture
     capability = tuple(args.device.capability)
     dtype = args.kv_cache_dtype or "auto"
+    if dtype.startswith("nvfp4") and not dtype.endswith("_ds_mla"):
+        # VllmConfig.validate_nvfp4_kv_cache_with_mla, a config-stage refusal (recorded)
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: ValueError: nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) backends.",
+        )
     if capability[0] < 9 or (capability[0] == 12 and dtype in ("auto", "bfloat16")):
         # recorded: an A100 (no sparse MLA backend below SM 9.0); an RTX 5090 (FLASHINFER_MLA_SPARSE_SM120
         # refuses the 512-wide NoPE latent)
@@ -471,7 +490,9 @@ def side_cache_specs(
     MLA rows, as ``layers`` has them, their block stride aligned to one row); the KDA states as the
     hybrid alignment laid them out.
 
-    :raises InputError: a block the tail ring does not divide (vLLM's AssertionError)."""
+    :raises InputError: a block the tail ring does not divide (vLLM's AssertionError); the pipeline
+        splits :func:`check_pipeline` refuses."""
+    check_pipeline(model, args)
     caches = _caches(model)
     ring = tail_ring(caches.kpool, args.num_speculative_tokens)
     out: dict[str, LayerSpec] = {}

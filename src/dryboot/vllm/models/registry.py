@@ -487,10 +487,6 @@ _STEP5 = (
     "tests/fidelity/data/refused-0.33/ agreeing)"
 )
 #: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
-_GLM5NEXT = (
-    "its KDA states beside sparse MLA with the kpool indexer's key cache and tail ring (Glm5NextForCausalLM, "
-    "models/glm5next.py) are planned on vLLM 0.33.0 only (verified on tiny stand-in configs)"
-)
 
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
@@ -548,7 +544,7 @@ NOT_MODELLED: dict[str, str] = {
     "Glm5NextMTPModel": (
         "GLM-5.3-Flash's MTP drafter (glm5next/common/mtp.py Glm5NextMTP: an MLA decoder layer with its sparse "
         "indexer's kpool-compressed key cache and circular tail buffer): the drafter's layers are not modelled "
-        f"({_GLM5NEXT})"
+        "(its target, Glm5NextForCausalLM, is planned on vLLM 0.33.0: models/glm5next.py)"
     ),
     "MuseSparkDSparkModel": (
         "Muse Spark's DSpark drafter (muse_spark/common/dspark.py MuseSparkDSparkForCausalLM: DFlash-style draft "
