@@ -25,12 +25,6 @@ from dryboot.vllm.models.registry import LATER_ARCHITECTURES, NOT_MODELLED
 
 pytestmark = pytest.mark.fidelity
 
-#: the cases dryboot refuses by name where vLLM serves them (not modelled), and the words of its refusal
-NOT_MODELLED_CASES = {
-    # every stage holds an indexed layer: vLLM serves it with 2,704 blocks where one stage's stride gives 2,707
-    "flash-8-pp2": "its repeat-packed caches under pipeline parallelism are not modelled",
-}
-
 
 def test_every_case_is_recorded() -> None:
     rec = C.recorded()
@@ -67,7 +61,7 @@ def test_planned_on_0_33_only_and_no_longer_refused() -> None:
     assert LATER_ARCHITECTURES["Glm5NextForCausalLM"] == ("0.33.0",)
 
 
-@pytest.mark.parametrize("cid", [c for c in C.CASES if c not in NOT_MODELLED_CASES])
+@pytest.mark.parametrize("cid", list(C.CASES))
 def test_dryboot_agrees_with_the_engine_start(tmp_path: Path, cid: str) -> None:
     name, argv, gpu = C.CASES[cid]
     model = H._write_config(tmp_path, cid, C.config(name))
@@ -77,12 +71,14 @@ def test_dryboot_agrees_with_the_engine_start(tmp_path: Path, cid: str) -> None:
     assert verdict["agree"], (verdict["diffs"], d.get("error"))
 
 
-@pytest.mark.parametrize("cid", sorted(NOT_MODELLED_CASES))
-def test_what_is_not_modelled_is_refused_by_name(tmp_path: Path, cid: str) -> None:
-    name, argv, gpu = C.CASES[cid]
-    model = H._write_config(tmp_path, cid, C.config(name))
-    d = H.run_dryboot(H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])]), C.VERSION)
-    assert d.get("refused") and NOT_MODELLED_CASES[cid] in str(d["error"]), d
+def test_pipeline_stages_size_their_own_pools() -> None:
+    """PP 2 of ``flash-8``: each stage's worker holds 3 KDA layers and one indexed layer; its stride is its
+    MLA group (12,672 + 1,572,864 bytes at 1,536 tokens) rounded up to lcm(1,024-byte row, the indexer's
+    512-token page of 4,224 bytes, 512-byte tail row) = 33,792: 1,588,224 bytes, 2,704 blocks of 4 GiB."""
+    v = C.recorded()["flash-8-pp2"]["vllm"]
+    align = math.lcm(1024, 32 * 132, 512)
+    stride = -(-(12672 + 1536 * 1024) // align) * align
+    assert align == 33792 and stride == 1_588_224 and (4 << 30) // stride == v["num_blocks"] == 2704
 
 
 @pytest.mark.parametrize("version", C.EARLIER)

@@ -469,13 +469,17 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
         pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
     specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
     groups = R.group_specs(specs)
-    grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, [None], log)
+    # under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its
+    # own pool from the layers it holds (the side caches beside its decoder layers' own)
+    stages = None if layout.stages is None else _with_side_caches(layout.stages, specs)
+    workers: list[frozenset[str] | None] = [None] if stages is None else list(stages)
+    grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
     block = layout.block_size
     fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
     mamba = layout.mamba
-    plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, None)
+    plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, stages)
     # the scheduler's and the prefix-cache hash block: the lcm of every group's block (a Mamba group
     # without prefix caching keeps max_model_len tokens a block: 24,576 for 8,192, 4 and 48; recorded)
     lcm = math.lcm(*(g.block_size for g in grouping.packed))
@@ -486,6 +490,25 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
         scheduler_block_size=lcm,
         hash_block_size=lcm,
     )
+
+
+def _with_side_caches(stages: list[frozenset[str]], specs: Mapping[str, LayerSpec]) -> list[frozenset[str]]:
+    """Each pipeline stage's cache layers: its own, and every side cache of a decoder layer it holds
+    (a name sharing that layer's ``<prefix>.layers.<i>.`` path, GLM-5.3-Flash's indexer caches)."""
+    held = {_decoder_path(n): s for s, names in enumerate(stages) for n in names}
+    out = [set(names) for names in stages]
+    for name in specs:
+        path = _decoder_path(name)
+        if path is not None and path in held:
+            out[held[path]].add(name)
+    return [frozenset(names) for names in out]
+
+
+def _decoder_path(name: str) -> str | None:
+    """``<prefix>.layers.<i>`` of a layer name, ``None`` when it names no decoder layer."""
+    head, sep, tail = name.partition(".layers.")
+    index = tail.split(".", 1)[0]
+    return f"{head}{sep}{index}" if sep and index.isdigit() else None
 
 
 def _with_checkpoint(spec: LayerSpec) -> LayerSpec:

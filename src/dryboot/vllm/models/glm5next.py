@@ -305,8 +305,7 @@ def check_pipeline(model: ModelGeometry, args: EngineArgs) -> None:
     """The pipeline stages' KV cache layouts (the engine's check once every worker is built).
 
     :raises InputError: stages of which some hold an MLA layer and some none (vLLM's
-        AssertionError: their workers report different KV cache layouts), or any other pipeline
-        split (not modelled)."""
+        AssertionError: their workers report different KV cache layouts)."""
     arch = model.architecture
     pp = args.pipeline_parallel_size
     if pp > 1:
@@ -320,11 +319,6 @@ def check_pipeline(model: ModelGeometry, args: EngineArgs) -> None:
                 "others do: AssertionError: Workers disagree on supported KV cache layouts (the indexer takes the "
                 "block-outermost BLHNC layout only)",
             )
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(pp),
-            f"{arch}: its repeat-packed caches under pipeline parallelism are not modelled",
-        )
 
 
 def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
