@@ -92,3 +92,28 @@ def test_earlier_releases_are_refused_as_their_engine_start_cannot_build_it(tmp_
     name, argv, _ = C.CASES["flash"]
     d = H.run_dryboot(H.Case("flash", "glm5next", H._write_config(tmp_path, "flash", C.config(name)), argv), version)
     assert d.get("refused") and "cannot build it offline" in str(d["error"]), d
+
+
+def _group_layers(case: H.Case) -> list[list[str]]:
+    """dryboot's KV cache groups' member layers (``plan --json``), in its group order; under pipeline
+    parallelism stage 0's of each (what the record holds)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    res = CliRunner().invoke(cli, case.dryboot_argv(C.VERSION), catch_exceptions=False)
+    doc = json.loads(res.stdout)
+    stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
+    return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]
+
+
+@pytest.mark.parametrize("cid", ["flash", "flash-8", "flash-8-pp2", "flash-layers", "flash-hidden", "flash-b200"])
+def test_group_members_are_vllms(tmp_path: Path, cid: str) -> None:
+    """The groups' members, in vLLM's order: the KDA layers one a group, each indexed layer's k_cache before
+    its MLA rows, the tail rings."""
+    name, argv, gpu = C.CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    case = H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])])
+    assert _group_layers(case) == C.recorded()[cid]["vllm"]["group_layers"]

@@ -29,9 +29,19 @@ transformers' ``Glm5NextTextConfig``, model_type ``glm5_next_text``).
   per block the widest group rounded up to the lcm of one MLA row, one tail row and the indexer's
   page at ``index_kpool x 64`` tokens where the block exceeds it.
 
+* The MLA layers' backend by GPU (:func:`handed_backend`): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90`` (one-row
+  pages; ``FLASH_ATTN_MLA_SPARSE`` for a float16 model), SM 10.x ``FLASHINFER_MLA_SPARSE`` (32-row pages, an
+  ``auto`` cache taken as fp8 by ``Glm5NextModelConfig``); SM 8.x and SM 12.x find none (vLLM's ValueError).
+* Under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its pool from
+  its own; a stage without an indexed layer is vLLM's AssertionError (the workers' layouts disagree).
+
 Planned on vLLM 0.33.0 (recorded: ``tests/fidelity/data/glm5next/`` and the architecture's flag
-sets in ``data/release-architectures/``) on tiny stand-in configs: no published config.json of
-GLM-5.3-Flash was found. What was not verified is refused by name (see :func:`engine_args`).
+sets in ``data/release-architectures/``, its wrapper's too) on tiny stand-in configs: no published
+config.json of GLM-5.3-Flash was found. 0.30.0-0.32.0 list it, but their engine start cannot build its
+sparse indexer offline (DeepGEMM required): refused by name (:func:`engine_args`). Not verified, refused by
+name: drafting other than n-gram and the hidden-state cache (the MTP module among them), decode context
+parallelism, ``--prefix-match-unit``, a named backend other than ``FLASHINFER_MLA_SPARSE_SM90``, a float16
+model off SM 9.x, dense MLA (``index_topk`` null).
 """
 
 from __future__ import annotations
