@@ -9,7 +9,9 @@ config.json of GLM-5.3-Flash was found. ``flash``: three KDA layers and one inde
 layers, sixteen KDA heads (a state larger than the MLA page at 512 tokens: the block grows);
 ``flash-kpool32``: ``index_kpool`` 32 (the indexer's kernel blocks 1,024 and 2,048 tokens);
 ``flash-layers``: six layers whose ``layer_types`` name the indexed ones (one as ``full_attention``);
-``flash-triton``: a KDA head of 64 (its prefill runs on Triton: no FlashKDA checkpoint page). A case
+``flash-triton``: a KDA head of 64 (its prefill runs on Triton: no FlashKDA checkpoint page);
+``defaults``: only the keys ``Glm5NextTextConfig`` cannot default (its defaults are the 45-layer model's:
+64 KDA heads of 128, a 512-wide latent, ``index_kpool`` 16). A case
 with a GPU runs the oracle as that row of ``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``);
 without one, as its default H200.
 """
@@ -97,6 +99,13 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "flash-kpool32-tp2": ("flash-kpool32", [*BASE, "--tensor-parallel-size", "2"], None),
     "flash-layers": ("flash-layers", BASE, None),
     "flash-triton": ("flash-triton", BASE, None),
+    "defaults": ("defaults", ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536"], None),
+    "defaults-tp4": ("defaults", ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536", "-tp", "4"], None),
+    "defaults-b200-tp8": (
+        "defaults",
+        ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536", "-tp", "8"],
+        "B200",
+    ),
 }
 
 
