@@ -223,8 +223,6 @@ def test_qwen4_exp_and_step5_refused_by_their_cache_kinds(tmp_path: Path, archit
 
 #: vLLM 0.33.0's architectures of issue 37 that dryboot refuses, each with the words of its reason
 RELEASE_033_REFUSALS = {
-    "Glm5NextForCausalLM": "kpool-compressed key cache",
-    "Glm5NextForConditionalGeneration": "CircularBufferSpec",
     "Glm5NextMTPModel": "MTP drafter",
     "MuseSparkDSparkModel": "DSpark drafter",
     "BailingMoeV3VLForConditionalGeneration": "BailingMoeV3ForCausalLM",

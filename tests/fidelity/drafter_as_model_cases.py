@@ -118,7 +118,7 @@ STAND_INS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 TEXT_AS_ROOT = {"MuseSparkDSparkModel": "muse_spark_dspark"}
 #: drafter classes not recorded, and why (dryboot refuses them by name: ``refusals.py``)
 NOT_RECORDED = {
-    "Glm5NextMTPModel": "its target (Glm5NextForCausalLM) is being taught elsewhere (issue 37)",
+    "Glm5NextMTPModel": "its MTP layer (an MLA layer with the kpool indexer's caches) is not modelled",
     "Dots3NoteMTPModel": "its target (Dots3NoteForCausalLM) is being taught elsewhere (issue 37)",
     "BailingMoeV3MTPModel": "its target's config class lacks keys its model class reads: no stand-in",
     "BailingMoeV25MTPModel": "its target (BailingMoeV2_5ForCausalLM) is refused (linear-attention state): no stand-in",

@@ -263,6 +263,11 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
         # its multimodal wrapper (vl_model.py, 0.30.0+): the text model's packed KV cache on the same config
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
+        # GLM-5.3-Flash (vllm/models/glm5next): KDA states beside sparse MLA with the kpool indexer's
+        # caches, repeat-packed (tiny stand-in config: no published one)
+        "Glm5NextForCausalLM": "KDA states beside sparse MLA, the kpool indexer cache and tail ring, repeat-packed",
+        # its multimodal wrapper (glm5next/common/model.py: a Glm4v-style tower), recorded in the -mm environment
+        "Glm5NextForConditionalGeneration": "a wrapper of GLM-5.3-Flash's text model, recorded in the -mm environment",
     },
 }
 

@@ -469,7 +469,11 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
         pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
     specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
     groups = R.group_specs(specs)
-    grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, [None], log)
+    # under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its
+    # own pool from the layers it holds (the side caches beside its decoder layers' own)
+    stages = None if layout.stages is None else _with_side_caches(layout.stages, specs)
+    workers: list[frozenset[str] | None] = [None] if stages is None else list(stages)
+    grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
     block = layout.block_size
@@ -477,7 +481,7 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
         block = min(block, *(g.block_size for g in grouping.packed))
     fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
     mamba = layout.mamba
-    plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, None)
+    plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, stages)
     # the scheduler's and the prefix-cache hash block: the lcm of every group's block (a Mamba group
     # without prefix caching keeps max_model_len tokens a block: 24,576 for 8,192, 4 and 48; recorded)
     lcm = math.lcm(*(g.block_size for g in grouping.packed))
@@ -488,6 +492,25 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
         scheduler_block_size=lcm,
         hash_block_size=lcm,
     )
+
+
+def _with_side_caches(stages: list[frozenset[str]], specs: Mapping[str, LayerSpec]) -> list[frozenset[str]]:
+    """Each pipeline stage's cache layers: its own, and every side cache of a decoder layer it holds
+    (a name sharing that layer's ``<prefix>.layers.<i>.`` path, GLM-5.3-Flash's indexer caches)."""
+    held = {_decoder_path(n): s for s, names in enumerate(stages) for n in names}
+    out = [set(names) for names in stages]
+    for name in specs:
+        path = _decoder_path(name)
+        if path is not None and path in held:
+            out[held[path]].add(name)
+    return [frozenset(names) for names in out]
+
+
+def _decoder_path(name: str) -> str | None:
+    """``<prefix>.layers.<i>`` of a layer name, ``None`` when it names no decoder layer."""
+    head, sep, tail = name.partition(".layers.")
+    index = tail.split(".", 1)[0]
+    return f"{head}{sep}{index}" if sep and index.isdigit() else None
 
 
 def _with_checkpoint(spec: LayerSpec) -> LayerSpec:
@@ -608,7 +631,13 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # a MiniMax-M3 sparse layer's indexer cache registers first (a pipeline stage that
         # starts at a sparse layer): its backend addresses 128-token pages only
         phase1 = MINIMAX_M3_SPARSE_INDEXER
-    if LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
+    own = family_of(model).block_backends(model, args, cfg.backend)
+    if own:
+        # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): a block
+        # every one addresses; the hybrid alignment takes the first's kernel blocks
+        block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
+        phase1 = own[0]
+    elif LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
         # checked against vLLM 0.33.0 for this model only); 0.28.0 keeps the first layer's preference
         block_size, phase1_log = preferred_block_size_for_backends(list(cfg.backends.values()), args.block_size)
@@ -635,13 +664,13 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         mamba_page_size=max(
             (state_bytes(mamba[1], mamba[2]), *family_of(model).alignment_mamba_pages(model, args, mamba[2][0]))
         ),
-        backend=cfg.backend,
+        backend=phase1 if own else cfg.backend,
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=mla,
         mamba_chunk_size=model.mamba.mamba_chunk_size,
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
         if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90
-        else (),
+        else tuple(b.smallest_kernel_block for b in own if b.kernel_blocks),
         max_model_len=cfg.max_model_len,
     )
     log.extend(decision.log)

@@ -58,6 +58,12 @@ class LayerKind(Enum):
     compressed keys (``QSACompressedKeyCache``: an ``MLAAttentionSpec`` of one row per
     ``indexer_compress_ratio`` tokens, ``tokens_per_state``).
 
+    GLM-5.3-Flash's indexer caches (``vllm/models/glm5next/common/attention.py``, beside each MLA
+    layer): ``GLM5_KPOOL_INDEXER`` its pooled key cache (``Glm5NextIndexerCache``: an
+    ``MLAAttentionSpec`` of one fp8 row a ``index_kpool`` tokens) and ``GLM5_KPOOL_TAIL`` its tail
+    ring (``Glm5NextTailCache``: a ``CircularBufferSpec`` of the in-progress pool's raw keys and gate
+    scores).
+
     ``CROSS`` is an encoder-decoder decoder's cross-attention cache over the encoder's outputs
     (``CrossAttention``: ``CrossAttentionSpec``, Whisper's ``encoder_attn``): full attention's page,
     but one request holds ``cdiv(max_num_encoder_input_tokens, block)`` blocks, whatever its length.
@@ -103,6 +109,8 @@ class LayerKind(Enum):
     STEP5_RING = "step5_csa_tail_ring"
     QSA_RING = "qsa_index_key_ring"
     QSA_COMPRESSED = "qsa_compressed_keys"
+    GLM5_KPOOL_INDEXER = "glm5next_kpool_indexer"
+    GLM5_KPOOL_TAIL = "glm5next_kpool_tail"
     CROSS = "cross_attention"
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
@@ -133,6 +141,8 @@ class LayerKind(Enum):
             LayerKind.STEP5_RING,
             LayerKind.QSA_RING,
             LayerKind.QSA_COMPRESSED,
+            LayerKind.GLM5_KPOOL_INDEXER,
+            LayerKind.GLM5_KPOOL_TAIL,
             LayerKind.CROSS,
             LayerKind.INKLING_CONV,
             LayerKind.INKLING_CONV_FULL,
@@ -189,6 +199,8 @@ _SPEC_KIND = {
     LayerKind.STEP5_RING: "circular_buffer",
     LayerKind.QSA_RING: "circular_buffer",
     LayerKind.QSA_COMPRESSED: "mla",
+    LayerKind.GLM5_KPOOL_INDEXER: "mla",
+    LayerKind.GLM5_KPOOL_TAIL: "circular_buffer",
     LayerKind.CROSS: "cross",
     LayerKind.INKLING_CONV: "sliding",
     LayerKind.INKLING_CONV_FULL: "sliding",
@@ -219,6 +231,8 @@ _LABEL = {
     LayerKind.STEP5_RING: "CSA tail ring",
     LayerKind.QSA_RING: "QSA index-key ring",
     LayerKind.QSA_COMPRESSED: "QSA compressed keys",
+    LayerKind.GLM5_KPOOL_INDEXER: "kpool indexer keys",
+    LayerKind.GLM5_KPOOL_TAIL: "kpool tail ring",
     LayerKind.CROSS: "cross-attention",
     LayerKind.INKLING_CONV: "short-conv state",
     LayerKind.INKLING_CONV_FULL: "short-conv state",

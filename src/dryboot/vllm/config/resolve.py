@@ -150,7 +150,7 @@ def backend_for(
     )
     gpu = args.device
     family_of(model).check_backend(model, args)
-    handed = family_of(model).attention_backend(model, name)
+    handed = family_of(model).handed_backend(model, args, name)
     if handed is not None:
         if gpu.capability[0] != 9 and not family_of(model).handed_on_every_gpu(model):
             # the model's own choice (DeepSeek-V4's FlashMLA layers, MiMo-V2's DiffKV) is read
@@ -858,7 +858,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     kv_dtype = _target_kv_cache_dtype(model, args)
     # SM 12.x's only sparse backend (FLASHINFER_MLA_SPARSE_SM120) takes fp8_e4m3 as fp8_ds_mla
     sm12 = args.device.capability[0] == 12
-    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90 and not sm12:
+    sm90_sparse = family_of(model).handed_backend(model, args, args.attention_backend)
+    if (
+        kv_dtype == "fp8_e4m3"
+        and model.sparse_mla
+        and rules.sparse_mla_fp8_e4m3_sm90
+        and not sm12
+        # a family that hands its layers FLASHINFER_MLA_SPARSE_SM90 models its layout (GLM-5.3-Flash)
+        and (sm90_sparse is None or sm90_sparse.name != "FLASHINFER_MLA_SPARSE_SM90")
+    ):
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype

@@ -147,6 +147,13 @@ class Family:
         if hook is not None:
             hook(model, args)
 
+    def handed_backend(self, model: ModelGeometry, args: EngineArgs, requested: str | None) -> AttentionBackend | None:
+        """The backend the model hands its attention layers on the GPU ``args`` plans, where that
+        choice depends on the flags (GLM-5.3-Flash's sparse MLA backend by GPU generation); default
+        :meth:`attention_backend`."""
+        hook = getattr(self.module(), "handed_backend", None)
+        return self.attention_backend(model, requested) if hook is None else hook(model, args, requested)
+
     def handed_on_every_gpu(self, model: ModelGeometry) -> bool:
         """Whether the backend the model hands its layers (:meth:`attention_backend`) was read from
         vLLM on every GPU generation, not Hopper only (default: no; Inkling's FlashAttention)."""
@@ -174,6 +181,16 @@ class Family:
         :param conv_dtype: the convolution state's torch dtype."""
         hook = getattr(self.module(), "alignment_mamba_pages", None)
         return () if hook is None else tuple(hook(model, args, conv_dtype))
+
+    def block_backends(
+        self, model: ModelGeometry, args: EngineArgs, backend: AttentionBackend
+    ) -> list[AttentionBackend]:
+        """Every attention backend the cache block is chosen over, first built first
+        (``Platform._find_non_ssm_backends``), where the family's layers bring their own beside the
+        selected ``backend`` (GLM-5.3-Flash's indexer and tail ring); default ``[]``: the planner's
+        own choice."""
+        hook = getattr(self.module(), "block_backends", None)
+        return [] if hook is None else list(hook(model, args, backend))
 
     def side_cache_specs(
         self,
@@ -387,6 +404,7 @@ FAMILIES: tuple[Family, ...] = (
     # Dots3-Note (vLLM 0.33.0 planned: LATER_ARCHITECTURES): sliding-window MLA beside padded sparse MLA
     # layers on 0.33.0's repeat-pattern packing
     Family("dots3_note", ("vllm.models.dots3_note",), ("Dots3NoteForCausalLM",)),
+    Family("glm5next", ("vllm.models.glm5next",), ("Glm5NextForCausalLM",)),
     # RNJ-1: Gemma-3's decoder whose chunked_attention layers slide, with a lookback chunk only
     # TRITON_ATTN builds (verify_backend refuses any other backend in vLLM's words)
     Family("rnj1", ("rnj1.py",), ("Rnj1ForCausalLM",)),
@@ -471,17 +489,6 @@ _STEP5 = (
     "tests/fidelity/data/refused-0.33/ agreeing)"
 )
 #: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
-_GLM5NEXT = (
-    "GLM-5.3-Flash (vllm/models/glm5next): Kimi Delta Attention layers (Glm5NextLinearAttention: a MambaSpec "
-    "with prefill checkpoint blocks) beside MLA layers whose sparse indexer keeps a kpool-compressed key cache "
-    "(Glm5NextIndexerCache: an MLAAttentionSpec of one entry per index_kpool tokens, tokens_per_state) and a "
-    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec of index_kpool x next_power_of_2 "
-    "rows, two index_head_dim heads); recorded on a tiny config (tests/fidelity/data/refused-0.33, TP 1 and 2): "
-    "block 512 from the DEEPSEEK_V32_INDEXER / KPOOL_TAIL / FLASHINFER_MLA_SPARSE_SM90 backends, a Mamba group per "
-    "KDA layer (one checkpoint page a request), an MLAAttention group of the indexer's k_cache with the MLA KV and "
-    "a CircularBuffer group of the tail buffer, packed with a 1024-byte stride alignment; this layout (its sparse "
-    "MLA backend, the kpool indexer cache, the tail buffer and the packing) is not modelled"
-)
 
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
@@ -532,15 +539,10 @@ NOT_MODELLED: dict[str, str] = {
         f"torch.equal, which the meta-device harness cannot run), so not planned; {_STEP5}"
     ),
     # vLLM 0.33.0's GLM-5.3-Flash (vllm/models/glm5next), Muse Spark's drafter, Ling-3.0-flash-VL
-    "Glm5NextForCausalLM": _GLM5NEXT,
-    "Glm5NextForConditionalGeneration": (
-        "multimodal wrapper (glm5next/common/model.py: a Glm4v vision tower) whose language model is "
-        f"Glm5NextForCausalLM, built on text_config: {_GLM5NEXT}"
-    ),
     "Glm5NextMTPModel": (
         "GLM-5.3-Flash's MTP drafter (glm5next/common/mtp.py Glm5NextMTP: an MLA decoder layer with its sparse "
-        "indexer's kpool-compressed key cache and circular tail buffer): dryboot does not plan the target "
-        "(Glm5NextForCausalLM), nor these caches; not modelled"
+        "indexer's kpool-compressed key cache and circular tail buffer): the drafter's layers are not modelled "
+        "(its target, Glm5NextForCausalLM, is planned on vLLM 0.33.0: models/glm5next.py)"
     ),
     "MuseSparkDSparkModel": (
         "Muse Spark's DSpark drafter (muse_spark/common/dspark.py MuseSparkDSparkForCausalLM: DFlash-style draft "
@@ -719,6 +721,11 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # 0.32.0's engine start fails to inspect the class offline ("failed to be inspected", recorded by hand
     # on the 0.33.0 cases); 0.28.0-0.31.0 were not recorded
     "Dots3NoteForCausalLM": ("0.33.0",),
+    # GLM-5.3-Flash (vllm/models/glm5next, in 0.30.0-0.33.0's registries): its KDA states beside sparse
+    # MLA with the kpool indexer's key cache and tail ring, repeat-packed, verified on 0.33.0's engine
+    # start (tiny stand-in configs, tests/fidelity/data/glm5next/)
+    "Glm5NextForCausalLM": ("0.33.0",),
+    "Glm5NextForConditionalGeneration": ("0.33.0",),
 }
 
 

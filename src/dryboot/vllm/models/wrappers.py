@@ -567,6 +567,14 @@ BUILT_AS: dict[str, BuiltAs] = {
     # KimiLinearForCausalLM (kimi_k3/nvidia/model.py KimiK3ForConditionalGeneration, Kimi-K2.5's
     # MoonViT-3D tower): Kimi-Linear's rules, its full-rank-gate KDA layers (KimiK3DeltaAttention)
     "KimiK3ForConditionalGeneration": BuiltAs("vllm.models.kimi_k3", "KimiLinearForCausalLM", "kimi_linear"),
+    # Glm5NextForCausalLM on text_config (glm5next/common/model.py Glm5NextForConditionalGeneration, a
+    # Glm4v-style tower of vision_config.num_heads, Glm5NextVisionConfig's default 16)
+    "Glm5NextForConditionalGeneration": BuiltAs(
+        "vllm.models.glm5next",
+        "Glm5NextForCausalLM",
+        "glm5_next_text",
+        tower_heads=(("vision_config.num_heads", 16),),
+    ),
     # the thinker's language model; Qwen2_5OmniTextConfig keeps Qwen2Config's window rules
     **{
         arch: BuiltAs(

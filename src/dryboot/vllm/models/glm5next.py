@@ -1,0 +1,592 @@
+"""GLM-5.3-Flash (``Glm5NextForCausalLM``; vLLM 0.33.0's ``vllm/models/glm5next``, config class
+transformers' ``Glm5NextTextConfig``, model_type ``glm5_next_text``).
+
+* ``layer_types[i]`` decides each decoder layer (default: every fourth layer, ``i % 4 == 3``, is
+  ``indexed_attention``, the others ``linear_attention``): a ``linear_attention`` layer is
+  ``Glm5NextLinearAttention`` (``common/kda.py``), a Kimi Delta Attention state at
+  ``model.layers.i.self_attn`` (``kda_state_shape`` of ``linear_num_heads`` x ``linear_head_dim``,
+  conv kernel ``linear_conv_kernel_dim``); its MambaSpec holds one prefill checkpoint block where
+  its prefill backend is FlashKDA (``_resolve_kda_prefill_backend``: SM 9.x / 10.x / 12.x, bfloat16,
+  ``linear_head_dim`` 128 and a gate lower bound, ``linear_lower_bound``, default -5).
+* an ``indexed_attention`` layer is ``Glm5NextMLAAttention`` (``common/attention.py``): NoPE MLA
+  (``kv_lora_rank`` latent values a token, ``qk_rope_head_dim`` 0) at ``model.layers.i.self_attn.attn``
+  on a sparse MLA backend, which reads its cache as flat rows (``align_blocks_to_rows``: the block
+  stride a multiple of one row), and, with ``index_topk`` set, its indexer's two caches, built first:
+  ``.self_attn.indexer.k_cache`` (``Glm5NextIndexerCache``: an ``MLAAttentionSpec`` of one
+  ``index_head_dim`` fp8 row plus a 4-byte scale per 128 values for each ``index_kpool`` tokens,
+  ``tokens_per_state``; its backend, ``DEEPSEEK_V32_INDEXER`` by name, addresses
+  ``index_kpool x 32`` or ``x 64`` token blocks, ``Glm5NextIndexerBackend``) and
+  ``.self_attn.indexer.tail_cache`` (``Glm5NextTailCache``: a ``CircularBufferSpec`` of
+  ``index_kpool x next_power_of_2(cdiv(index_kpool + num_speculative_tokens, index_kpool))`` tokens,
+  two bfloat16 heads of ``index_head_dim``, on ``KPOOL_TAIL``, ``MultipleOf(1)``).
+* The block: the smallest every backend addresses (``Platform._preferred_block_size_for_backends``
+  over the indexer, the tail and the sparse MLA backends: ``index_kpool x 32`` tokens), then the
+  hybrid alignment against the KDA state (the indexer's kernel blocks the alignment), the KDA pages
+  padded to the MLA page. The indexer asks for the block-outermost ``BLHNC`` layout, so vLLM 0.33.0
+  packs the pages by repeat pattern (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`): a Mamba
+  group per KDA layer (a state bucket may not widen the block), an MLAAttention group of the
+  indexer key caches with the MLA rows, a CircularBuffer group of the tail rings; the pool's bytes
+  per block the widest group rounded up to the lcm of one MLA row, one tail row and the indexer's
+  page at ``index_kpool x 64`` tokens where the block exceeds it.
+
+* The MLA layers' backend by GPU (:func:`handed_backend`): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90`` (one-row
+  pages; ``FLASH_ATTN_MLA_SPARSE`` for a float16 model), SM 10.x ``FLASHINFER_MLA_SPARSE`` (32-row pages, an
+  ``auto`` cache taken as fp8 by ``Glm5NextModelConfig``); SM 8.x and SM 12.x find none (vLLM's ValueError).
+* Under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its pool from
+  its own; a stage without an indexed layer is vLLM's AssertionError (the workers' layouts disagree).
+
+Planned on vLLM 0.33.0 (recorded: ``tests/fidelity/data/glm5next/`` and the architecture's flag
+sets in ``data/release-architectures/``, its wrapper's too) on tiny stand-in configs: no published
+config.json of GLM-5.3-Flash was found. 0.30.0-0.32.0 list it, but their engine start cannot build its
+sparse indexer offline (DeepGEMM required): refused by name (:func:`engine_args`). Not verified, refused by
+name: drafting other than n-gram and the hidden-state cache (the MTP module among them), decode context
+parallelism, ``--prefix-match-unit``, a named backend other than ``FLASHINFER_MLA_SPARSE_SM90``, a float16
+model off SM 9.x, dense MLA (``index_topk`` null).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.backends import AttentionBackend, KernelBlock
+from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.config.resolve import model_dtype_of
+from dryboot.vllm.distributed import pp_stage_ranges
+from dryboot.vllm.dtypes import KVQuantMode
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
+from dryboot.vllm.models.common import geometry, num_layers
+from dryboot.vllm.models.deepseek import indexer_head_size
+from dryboot.vllm.platforms import cdiv
+from dryboot.vllm.versions import VersionRules
+
+LINEAR = "linear_attention"
+INDEXED = "indexed_attention"
+#: the releases whose engine start verified the layout
+RELEASES = frozenset({"0.33.0"})
+#: the other releases whose registries list it: their engine start fails building its sparse indexer
+#: offline (it asks for DeepGEMM, which 0.33.0 vendors and their environments lack; recorded on 0.32.0's
+#: cases, checked on 0.30.0 and 0.31.0); other releases lack it (``absent_from_release``)
+UNBUILT_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0"})
+#: bytes of one indexer scale and the values it scales (``Indexer.quant_block_size``)
+SCALE_BYTES = 4
+#: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
+#: ``index_kpool`` times these (``get_paged_mqa_page_sizes``; 64 alone on SM 12.x)
+PAGED_MQA_STATES = (32, 64)
+#: the KPOOL_TAIL backend (``KpoolTailBackend``: ``MultipleOf(1)``)
+KPOOL_TAIL = AttentionBackend("KPOOL_TAIL", (KernelBlock(1, multiple_of=True),), False)
+#: the KV cache dtypes an SM 9.x sparse MLA backend takes (``FLASHINFER_MLA_SPARSE_SM90``'s; fp8
+#: rows are one byte a value, recorded)
+KV_DTYPES = frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"})
+#: the sparse MLA backends' kernel block (``MultipleOf(64)``): a block they take is a multiple of it
+SPARSE_KERNEL_BLOCK = 64
+#: CUDA's sparse MLA backends (a named one other than FLASHINFER_MLA_SPARSE_SM90 is not verified)
+SPARSE_BACKENDS = frozenset(
+    {"FLASHINFER_MLA_SPARSE_SM90", "FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE"}
+)
+#: the speculative methods recorded served (no drafter layers beside the hidden-state cache)
+SPECULATIVE = ("extract_hidden_states", "ngram")
+#: GPU generations recorded serving it (H100 / H200, B200, B300)
+SERVED_CAPABILITIES = frozenset({(9, 0), (10, 0), (10, 3)})
+
+
+@dataclass(frozen=True)
+class Glm5NextCaches(FamilyExtra):
+    """What a GLM-5.3-Flash config caches beside its KDA and MLA layers.
+
+    :param kpool: ``index_kpool`` (tokens one indexer key row pools).
+    :param index_head_dim: ``index_head_dim`` (the tail ring's heads' width).
+    :param index_row: bytes of one indexer key row (fp8 values and their scales).
+    :param indexed: the config has ``index_topk`` (the MLA layers build the indexer).
+    """
+
+    kpool: int
+    index_head_dim: int
+    index_row: int
+    indexed: bool
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    """``Glm5NextTextConfig``'s cache-relevant defaults (transformers' ``configuration_glm5_next.py``)."""
+    return {
+        "hidden_size": 4096,
+        "num_hidden_layers": 45,
+        "num_attention_heads": 64,
+        "kv_lora_rank": 512,
+        "q_lora_rank": 1536,
+        "qk_rope_head_dim": 0,
+        "qk_nope_head_dim": 256,
+        "v_head_dim": 256,
+        "max_position_embeddings": 1048576,
+        "index_topk": 2048,
+        "index_head_dim": 128,
+        "linear_head_dim": 128,
+        "linear_num_heads": 64,
+        "linear_conv_kernel_dim": 4,
+        "linear_lower_bound": -5.0,
+        "index_kpool": 16,
+    }
+
+
+def _layer_types(f: ConfigFields, n: int) -> list[str]:
+    """``Glm5NextTextConfig.layer_types`` (``full_attention`` read as ``indexed_attention``), its
+    default every fourth layer indexed.
+
+    :raises InputError: a list shorter than the layers, or a type the model class does not build."""
+    types = f.get("layer_types")
+    if types is None:
+        return [INDEXED if i % 4 == 3 else LINEAR for i in range(n)]
+    if not isinstance(types, list) or len(types) < n:
+        raise InputError(f.source, f.where("layer_types"), f"a list of at least {n} layer types is needed")
+    out = [INDEXED if t == "full_attention" else str(t) for t in types[:n]]
+    bad = sorted(set(out) - {LINEAR, INDEXED})
+    if bad:
+        raise InputError(f.source, f.where("layer_types"), f"{bad}: only {LINEAR} and {INDEXED} layers are built")
+    return out
+
+
+def _linear_attn(f: ConfigFields) -> GatedDeltaNet:
+    """The KDA state's parameters (``linear_*``, or a ``linear_attn_config`` object's keys, as
+    ``Glm5NextTextConfig.__post_init__`` reads them); a full-rank-gate layer whose FlashKDA prefill
+    keeps checkpoints (:func:`~dryboot.vllm.kv_cache_spec.kda_prefill_checkpoint_blocks`)."""
+    heads, dim = f.integer("linear_num_heads"), f.integer("linear_head_dim")
+    conv = f.integer("linear_conv_kernel_dim")
+    bound = f.get("linear_lower_bound")
+    sub = f.get("linear_attn_config")
+    if isinstance(sub, dict):
+        heads = int(sub.get("num_heads", heads))
+        dim = int(sub.get("head_dim", dim))
+        conv = int(sub.get("short_conv_kernel_size", conv))
+        bound = sub.get("gate_lower_bound", bound)
+        if sub.get("safe_gate", True) and bound is None:
+            bound = -5.0
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))):
+        raise InputError(f.source, f.where("linear_lower_bound"), f"must be a number or null, got {bound!r}")
+    return GatedDeltaNet(heads, heads, dim, dim, conv, True, None if bound is None else float(bound))
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """:raises InputError: what vLLM or its config class refuses (named), or what is not planned
+    (a quantized checkpoint, a vision tower on the text model, no indexed layer, RoPE rows)."""
+    n = num_layers(f)
+    if f.get("quantization_config") is not None:
+        raise InputError(
+            f.source, f.where("quantization_config"), f"a quantized {architecture} checkpoint is not verified"
+        )
+    if f.get("vision_config") is not None:
+        raise InputError(
+            f.source,
+            f.where("vision_config"),
+            f"{architecture}'s vision tower is not modelled (planned: the text model)",
+        )
+    types = _layer_types(f, n)
+    if INDEXED not in types:
+        raise InputError(
+            f.source, f.where("layer_types"), "no indexed_attention (MLA) layer: the KDA layers alone are not verified"
+        )
+    heads = f.integer("num_attention_heads")
+    kv_heads = f.opt_int("num_key_value_heads")
+    if kv_heads is not None and kv_heads != heads:
+        raise InputError(
+            f.source,
+            f.where("num_key_value_heads"),
+            f"ValueError: num_attention_heads ({heads}) must be the same as num_key_value_heads ({kv_heads}) "
+            "(Glm5NextTextConfig.validate_architecture)",
+        )
+    rope = f.integer("qk_rope_head_dim", minimum=0)
+    if rope:
+        raise InputError(
+            f.source,
+            f.where("qk_rope_head_dim"),
+            f"ValueError: Expecting NoPE for the DSA attention layers, but got {rope} as RoPE dim. "
+            "(Glm5NextTextConfig.validate_architecture)",
+        )
+    if f.get("q_lora_rank") is None:
+        raise InputError(
+            f.source,
+            f.where("q_lora_rank"),
+            "ValueError: For DSA usage in the attention layers, the `q_lora_rank` is strictly required!",
+        )
+    kpool = f.integer("index_kpool", minimum=0)
+    indexed = f.get("index_topk") is not None
+    if not indexed:
+        raise InputError(
+            f.source,
+            f.where("index_topk"),
+            "null: dense MLA layers without the kpool indexer are not verified against vLLM 0.33.0",
+        )
+    topk = f.integer("index_topk")
+    if kpool < 2 or topk % kpool:
+        raise InputError(
+            f.source,
+            f.where("index_kpool"),
+            f"{kpool}: the indexer caches assert index_kpool > 1 and index_topk ({topk}) must be divisible by it",
+        )
+    if f.get("index_kpool_always_select_tail") is False:
+        raise InputError(
+            f.source,
+            f.where("index_kpool_always_select_tail"),
+            "ValueError: GLM-5.3 sparse indexer requires index_kpool_always_select_tail=True",
+        )
+    index_dim = f.integer("index_head_dim")
+    caches = Glm5NextCaches(kpool, index_dim, indexer_head_size(index_dim), indexed)
+    kinds = tuple(LayerKind.KDA if t == LINEAR else LayerKind.MLA for t in types)
+    names = tuple(f"model.layers.{i}.self_attn" + ("" if t == LINEAR else ".attn") for i, t in enumerate(types))
+    return geometry(
+        f,
+        architecture,
+        "glm5next",
+        kinds,
+        heads=(heads, 1, f.integer("kv_lora_rank")),
+        head_dim_v=0,
+        mla_dims=(f.integer("qk_nope_head_dim", minimum=0), 0, f.integer("v_head_dim")),
+        mla_config=True,
+        indexer_head_size=caches.index_row,
+        kda=_linear_attn(f),
+        hybrid_class=True,
+        layer_names=names,
+        family_extra=caches,
+    )
+
+
+def _caches(model: ModelGeometry) -> Glm5NextCaches:
+    caches = extra_of(model, Glm5NextCaches)
+    if caches is None:
+        raise InputError("--model", model.source, f"{model.architecture}: no GLM-5.3-Flash caches to plan")
+    return caches
+
+
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """The flags as GLM-5.3-Flash's config hook leaves them (``Glm5NextModelConfig``: an ``auto`` KV
+    cache is fp8 on SM 10.x, its sparse indexer being set).
+
+    :raises InputError: a release whose engine start cannot build the model offline (0.30.0-0.32.0)."""
+    version = args.vllm_version
+    if version in UNBUILT_RELEASES:
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"{model.architecture} on vLLM {version} is not modelled: that release's engine start cannot build it "
+            "offline (RuntimeError: Sparse Attention Indexer CUDA op requires DeepGEMM to be installed; recorded, "
+            "tests/fidelity/data/glm5next/), so its caches there are not verified (planned: vLLM "
+            f"{', '.join(sorted(RELEASES))})",
+        )
+    if args.device.capability[0] == 10 and (args.kv_cache_dtype or "auto") == "auto":
+        # Glm5NextModelConfig.verify_and_update_config: "Using fp8 KV cache for GLM-5.3-Flash" on SM 10.x
+        return replace(args, kv_cache_dtype="fp8")
+    return args
+
+
+def _no_backend(arch: str, what: str) -> str:
+    return (
+        f"{arch}: ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=512, "
+        f"{what}, use_mla=True, ... use_sparse=True ...) (no SM 9.x sparse MLA backend takes it)"
+    )
+
+
+def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
+    """What was not verified of the layers as vLLM builds them.
+
+    :raises InputError: a speculative method other than ``extract_hidden_states`` / ``ngram``,
+        decode context parallelism, ``--prefix-match-unit`` (not verified)."""
+    arch, version = model.architecture, args.vllm_version
+    method = args.speculative_method
+    for flag, value, bad in (
+        ("--speculative-config", str(method), method not in (None, *SPECULATIVE)),
+        (
+            "--decode-context-parallel-size",
+            str(args.decode_context_parallel_size),
+            args.decode_context_parallel_size > 1,
+        ),
+        ("--prefix-match-unit", str(args.prefix_match_unit), args.prefix_match_unit is not None),
+    ):
+        if bad:
+            raise InputError(
+                flag,
+                value,
+                f"{arch}: its caches under this flag are not verified against vLLM {version} (not modelled)",
+            )
+
+
+def check_pipeline(model: ModelGeometry, args: EngineArgs) -> None:
+    """The pipeline stages' KV cache layouts (the engine's check once every worker is built).
+
+    :raises InputError: stages of which some hold an MLA layer and some none (vLLM's
+        AssertionError: their workers report different KV cache layouts)."""
+    arch = model.architecture
+    pp = args.pipeline_parallel_size
+    if pp > 1:
+        ranges = pp_stage_ranges(len(model.layer_kinds), pp, args.pp_layer_partition)
+        mla = [any(model.layer_kinds[i] is LayerKind.MLA for i in r) for r in ranges]
+        if any(mla) and not all(mla):
+            raise InputError(
+                "--pipeline-parallel-size",
+                str(pp),
+                f"{arch}: stage(s) {[s for s, m in enumerate(mla) if not m]} hold no indexed_attention layer, the "
+                "others do: AssertionError: Workers disagree on supported KV cache layouts (the indexer takes the "
+                "block-outermost BLHNC layout only)",
+            )
+
+
+def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
+    """The MLA layers' backend selection on the GPU planned, before the handed
+    :data:`FLASHINFER_MLA_SPARSE_SM90`.
+
+    :raises InputError: a GPU generation other than SM 9.x (not verified); a KV cache dtype or a
+        block no SM 9.x sparse MLA backend takes, or a named backend that is not a sparse MLA one
+        (vLLM's ValueError, in its words); a float16 model, another named sparse backend (not
+        verified)."""
+    arch = model.architecture
+    capability = tuple(args.device.capability)
+    dtype = args.kv_cache_dtype or "auto"
+    if dtype.startswith("nvfp4") and not dtype.endswith("_ds_mla"):
+        # VllmConfig.validate_nvfp4_kv_cache_with_mla, a config-stage refusal (recorded)
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: ValueError: nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) backends.",
+        )
+    if capability[0] < 9 or (capability[0] == 12 and dtype in ("auto", "bfloat16")):
+        # recorded: an A100 (no sparse MLA backend below SM 9.0); an RTX 5090 (FLASHINFER_MLA_SPARSE_SM120
+        # refuses the 512-wide NoPE latent)
+        raise InputError("--gpu", args.device.name, _no_backend(arch, f"kv_cache_dtype={dtype}"))
+    if capability not in SERVED_CAPABILITIES:
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch} on SM {capability[0]}.{capability[1]} is not modelled: its sparse MLA backend, the indexer's "
+            "kernel blocks and the FlashKDA checkpoints there were not verified (recorded: SM 9.0, 10.0, 10.3)",
+        )
+    named = args.attention_backend
+    if named is not None and named != FLASHINFER_MLA_SPARSE_SM90.name:
+        if named not in SPARSE_BACKENDS:
+            raise InputError(
+                "--attention-backend",
+                named,
+                f"{arch}: ValueError: Selected backend AttentionBackendEnum.{named} is not valid for this "
+                "configuration (its MLA layers are sparse: MLA sparse backends only)",
+            )
+        raise InputError(
+            "--attention-backend", named, f"{arch}: its MLA layers on {named} are not verified (not modelled)"
+        )
+    if dtype not in KV_DTYPES:
+        raise InputError("--kv-cache-dtype", dtype, _no_backend(arch, f"kv_cache_dtype={dtype}"))
+    block = args.block_size
+    if block is not None and block % SPARSE_KERNEL_BLOCK:
+        raise InputError("--block-size", str(block), _no_backend(arch, f"block_size={block}"))
+    model_dtype = model_dtype_of(model, args)
+    if model_dtype == "float16" and capability[0] == 9 and dtype not in SIXTEEN_BIT_KV:
+        # FLASHINFER_MLA_SPARSE_SM90 takes bfloat16 models only, FLASH_ATTN_MLA_SPARSE 16-bit caches only
+        raise InputError("--kv-cache-dtype", dtype, _no_backend(arch, f"dtype=torch.float16, kv_cache_dtype={dtype}"))
+    if model_dtype != "bfloat16" and not (model_dtype == "float16" and capability[0] == 9):
+        raise InputError(
+            "--dtype",
+            model_dtype,
+            f"{arch}: a {model_dtype} model on SM {capability[0]}.{capability[1]} is not verified (not modelled)",
+        )
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """The heads against TP: the KDA layers assert ``linear_num_heads % tp == 0``, the MLA layers
+    split ``num_attention_heads``.
+
+    :raises InputError: naming the field."""
+    tp = tensor_parallel_size
+    kda = model.mamba.kda
+    for field, heads in (
+        ("linear_num_heads", kda.num_k_heads if kda is not None else 0),
+        ("num_attention_heads", model.num_attention_heads),
+    ):
+        if heads % tp:
+            raise InputError(
+                model.source,
+                field,
+                f"{heads} at tensor parallel size {tp}: AssertionError ({heads} heads do not split over {tp} ranks)",
+            )
+
+
+def indexer_backend(model: ModelGeometry, capability_major: int) -> AttentionBackend:
+    """The indexer key cache's backend (``Glm5NextIndexerBackend``, named ``DEEPSEEK_V32_INDEXER``):
+    kernel blocks of ``index_kpool`` x DeepGEMM's paged-MQA pages (32 or 64 states; 64 alone on SM 12.x)."""
+    kpool = _caches(model).kpool
+    states = PAGED_MQA_STATES[1:] if capability_major == 12 else PAGED_MQA_STATES
+    return AttentionBackend("DEEPSEEK_V32_INDEXER", tuple(KernelBlock(kpool * s) for s in states), True, is_mla=True)
+
+
+#: the sparse MLA backend vLLM 0.33.0 picks on SM 9.x for a 512-wide NoPE latent
+#: (``CudaPlatform``'s sparse priorities put ``FLASHINFER_MLA_SPARSE_SM90`` first at head size 512;
+#: ``flashinfer_mla_sparse_sm90.py``: ``MultipleOf(64)`` kernel blocks, bfloat16 models, rows read flat)
+FLASHINFER_MLA_SPARSE_SM90 = AttentionBackend(
+    "FLASHINFER_MLA_SPARSE_SM90",
+    (KernelBlock(64, multiple_of=True),),
+    True,
+    is_mla=True,
+    kv_cache_dtypes=frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"}),
+    is_sparse=True,
+    model_dtypes=frozenset({"bfloat16"}),
+    head_sizes=frozenset({512, 576}),
+)
+
+
+#: the KV cache dtypes FLASH_ATTN_MLA_SPARSE takes
+SIXTEEN_BIT_KV = frozenset({"auto", "float16", "bfloat16"})
+#: the sparse MLA backend vLLM 0.33.0 falls back to on SM 9.x for a float16 model
+#: (``flashattn_mla_sparse.py`` ``FlashAttnMLASparseBackend``: float16 / bfloat16 models, 16-bit caches,
+#: ``MultipleOf(64)`` kernel blocks, rows read flat)
+FLASH_ATTN_MLA_SPARSE = AttentionBackend(
+    "FLASH_ATTN_MLA_SPARSE",
+    (KernelBlock(64, multiple_of=True),),
+    True,
+    is_mla=True,
+    kv_cache_dtypes=frozenset(SIXTEEN_BIT_KV),
+    is_sparse=True,
+    model_dtypes=frozenset({"float16", "bfloat16"}),
+)
+#: the sparse MLA backend vLLM 0.33.0 picks on SM 10.x (``flashinfer_mla_sparse.py``
+#: ``FlashInferMLASparseTRTLLMBackend``: ``MultipleOf(32)`` kernel blocks, its rows read as 32-row pages)
+FLASHINFER_MLA_SPARSE = AttentionBackend(
+    "FLASHINFER_MLA_SPARSE",
+    (KernelBlock(32, multiple_of=True),),
+    True,
+    is_mla=True,
+    kv_cache_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+    is_sparse=True,
+    head_sizes=frozenset({512, 576}),
+)
+#: rows a sparse MLA backend reads its cache as, a page (``align_blocks_to_rows``), by GPU generation
+ROWS_A_PAGE = {9: 1, 10: 32}
+
+
+def handed_backend(model: ModelGeometry, args: EngineArgs, requested: str | None) -> AttentionBackend | None:
+    """The MLA layers' sparse backend on the GPU planned (vLLM 0.33.0's CUDA priorities for a
+    512-wide NoPE latent): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90`` (``FLASH_ATTN_MLA_SPARSE`` for a float16
+    model), SM 10.x ``FLASHINFER_MLA_SPARSE``;
+    ``None`` elsewhere (:func:`check_backend` refuses those GPUs first)."""
+    major = args.device.capability[0]
+    if major == 9 and model_dtype_of(model, args) == "float16":
+        return FLASH_ATTN_MLA_SPARSE  # FLASHINFER_MLA_SPARSE_SM90 takes bfloat16 models only
+    return {9: FLASHINFER_MLA_SPARSE_SM90, 10: FLASHINFER_MLA_SPARSE}.get(major)
+
+
+def handed_on_every_gpu(model: ModelGeometry) -> bool:
+    """The handed backend is chosen per GPU generation (recorded on SM 9.0, 10.0 and 10.3)."""
+    return True
+
+
+def backend_assumption(model: ModelGeometry) -> str:
+    """What the plan assumes of the MLA layers' backend."""
+    return (
+        "vLLM 0.33.0's first sparse MLA backend for a 512-wide NoPE latent: FLASHINFER_MLA_SPARSE_SM90 on SM 9.x "
+        "(FlashInfer >= 0.6.18, as the CUDA wheel ships; FLASH_ATTN_MLA_SPARSE for a float16 model), "
+        "FLASHINFER_MLA_SPARSE on SM 10.x"
+    )
+
+
+def block_backends(model: ModelGeometry, args: EngineArgs, backend: AttentionBackend) -> list[AttentionBackend]:
+    """The attention backends the block is chosen over, in the order their layers are built
+    (``Platform._find_non_ssm_backends``): the indexer key cache's, the tail ring's, the MLA
+    layers' ``backend``."""
+    return [indexer_backend(model, args.device.capability[0]), KPOOL_TAIL, backend]
+
+
+def kv_cache_layout(model: ModelGeometry) -> str:
+    """The indexer's block-outermost layout: the pages are packed by repeat pattern."""
+    return "repeat-packed"
+
+
+def tail_ring(kpool: int, num_speculative_tokens: int) -> int:
+    """Tokens of one tail ring (``Glm5NextTailCache.get_kv_cache_spec``):
+    ``kpool x next_power_of_2(cdiv(kpool + num_speculative_tokens, kpool))``."""
+    pools = cdiv(kpool + num_speculative_tokens, kpool)
+    return kpool * (1 << (pools - 1).bit_length())
+
+
+def side_cache_specs(
+    model: ModelGeometry,
+    args: EngineArgs,
+    rules: VersionRules,
+    model_dtype: str,
+    layers: list[tuple[str, LayerSpec]],
+) -> dict[str, LayerSpec]:
+    """Every cache layer in vLLM's order (``static_forward_context``): each MLA layer's
+    ``<layer>.self_attn.indexer.k_cache`` and ``.tail_cache`` before its ``.self_attn.attn`` (the
+    MLA rows, as ``layers`` has them, their block stride aligned to one row); the KDA states as the
+    hybrid alignment laid them out.
+
+    :raises InputError: a block the tail ring does not divide (vLLM's AssertionError); the pipeline
+        splits :func:`check_pipeline` refuses."""
+    check_pipeline(model, args)
+    caches = _caches(model)
+    ring = tail_ring(caches.kpool, args.num_speculative_tokens)
+    out: dict[str, LayerSpec] = {}
+    for name, spec in layers:
+        if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            block = spec.block_size
+            if block % ring:
+                raise InputError(
+                    "--block-size",
+                    str(block),
+                    f"{model.architecture}: AssertionError: Glm5NextTailCache: cache_config.block_size ({block}) "
+                    f"must be a multiple of the tail ring ({ring})",
+                )
+            prefix = name[: -len("attn")] + "indexer."
+            out[prefix + "k_cache"] = _indexer_spec(caches, block, max(kb.size for kb in _kernel_blocks(model, args)))
+            out[prefix + "tail_cache"] = _tail_spec(caches, ring)
+            # align_blocks_to_rows: a page of the sparse backend's rows (one on SM 9.x, 32 on SM 10.x)
+            spec = replace(spec, block_stride_alignment=ROWS_A_PAGE.get(args.device.capability[0], 1))
+        out[name] = spec
+    return out
+
+
+def _kernel_blocks(model: ModelGeometry, args: EngineArgs) -> tuple[KernelBlock, ...]:
+    return indexer_backend(model, args.device.capability[0]).kernel_blocks
+
+
+def _indexer_spec(caches: Glm5NextCaches, block: int, kernel: int) -> AttentionSpec:
+    """The indexer key cache: one ``index_row``-byte row a ``kpool`` tokens, its block stride a
+    multiple of its page at ``kernel`` tokens (``customize_attention_spec``: fixed kernel blocks
+    only, the largest)."""
+    return AttentionSpec(
+        layer_kind=LayerKind.GLM5_KPOOL_INDEXER,
+        block_size=block,
+        num_kv_heads=1,
+        head_size=caches.index_row,
+        head_size_v=0,
+        torch_dtype="uint8",
+        kv_cache_dtype="uint8",
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=caches.index_row,
+        backend="DEEPSEEK_V32_INDEXER",
+        indexes_kv_by_block_stride=True,
+        compress_ratio=caches.kpool,
+        block_stride_alignment=kernel,
+    )
+
+
+def _tail_spec(caches: Glm5NextCaches, ring: int) -> AttentionSpec:
+    """The tail ring: ``ring`` tokens of two bfloat16 heads of ``index_head_dim`` (raw keys, gate
+    scores), its stride a multiple of one token's row (``MultipleOf(1)``)."""
+    return AttentionSpec(
+        layer_kind=LayerKind.GLM5_KPOOL_TAIL,
+        block_size=ring,
+        num_kv_heads=2,
+        head_size=caches.index_head_dim,
+        head_size_v=0,
+        torch_dtype="bfloat16",
+        kv_cache_dtype="bfloat16",
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=caches.index_head_dim * 2,
+        backend=KPOOL_TAIL.name,
+        indexes_kv_by_block_stride=False,
+        block_stride_alignment=1,
+        spec_name="circular_buffer",
+    )
+
+
+def block_alignment(backends: list[AttentionBackend]) -> int:
+    """The lcm of every backend's smallest kernel block (``_align_hybrid_block_size``'s
+    ``backend_block_alignment``), which the hybrid block is rounded up to."""
+    return math.lcm(*(b.smallest_kernel_block for b in backends if b.kernel_blocks))

@@ -1,0 +1,130 @@
+"""The tiny GLM-5.3-Flash configs (``Glm5NextForCausalLM``, vLLM 0.33.0's ``vllm/models/glm5next``)
+that back its plan (``models/glm5next.py``), and the flags and GPU each is started with:
+``record_glm5next.py`` records vLLM 0.33.0's engine start, ``test_glm5next.py`` checks dryboot
+against it.
+
+The configs (``data/glm5next/configs/<name>.json``) are stand-ins written for these tests: no published
+config.json of GLM-5.3-Flash was found. ``flash``: three KDA layers and one indexed (sparse MLA) layer
+(the default ``layer_types``: every fourth layer indexed), four heads of each; ``flash-8``: eight
+layers, sixteen KDA heads (a state larger than the MLA page at 512 tokens: the block grows);
+``flash-kpool32``: ``index_kpool`` 32 (the indexer's kernel blocks 1,024 and 2,048 tokens);
+``flash-layers``: six layers whose ``layer_types`` name the indexed ones (one as ``full_attention``);
+``flash-triton``: a KDA head of 64 (its prefill runs on Triton: no FlashKDA checkpoint page);
+``defaults``: only the keys ``Glm5NextTextConfig`` cannot default (its defaults are the 45-layer model's:
+64 KDA heads of 128, a 512-wide latent, ``index_kpool`` 16). A case
+with a GPU runs the oracle as that row of ``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``);
+without one, as its default H200.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "glm5next"
+CONFIGS = DATA / "configs"
+VERSION = "0.33.0"
+RECORD = DATA / f"vllm-{VERSION}.json"
+#: the other releases whose registries list the architecture (``vllm/models/glm5next``): their engine
+#: start is recorded on the cases without a GPU of their own (``data/glm5next/vllm-<release>.json``)
+EARLIER = ("0.30.0", "0.31.0", "0.32.0")
+
+BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
+
+HIDDEN = (
+    '{"method": "extract_hidden_states", "num_speculative_tokens": 1, '
+    '"draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [0, 3]}}}'
+)
+NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}'
+
+#: case id -> (config name, flags, GPU or None: the oracle's default H200)
+CASES: dict[str, tuple[str, list[str], str | None]] = {
+    "flash": ("flash", BASE, None),
+    "flash-tp2": ("flash", [*BASE, "--tensor-parallel-size", "2"], None),
+    "flash-tp4": ("flash", [*BASE, "--tensor-parallel-size", "4"], None),
+    "flash-pp2": ("flash", [*BASE, "--pipeline-parallel-size", "2"], None),
+    "flash-bf16": ("flash", [*BASE, "--kv-cache-dtype", "bfloat16"], None),
+    "flash-fp8": ("flash", [*BASE, "--kv-cache-dtype", "fp8"], None),
+    "flash-fp8-e4m3": ("flash", [*BASE, "--kv-cache-dtype", "fp8_e4m3"], None),
+    "flash-fp8-e5m2": ("flash", [*BASE, "--kv-cache-dtype", "fp8_e5m2"], None),
+    "flash-fp16": ("flash", [*BASE, "--dtype", "float16"], None),
+    "flash-fp16-fp8": ("flash", [*BASE, "--dtype", "float16", "--kv-cache-dtype", "fp8"], None),
+    "flash-fp16-tp2": ("flash", [*BASE, "--dtype", "float16", "--tensor-parallel-size", "2"], None),
+    "flash-block32": ("flash", [*BASE, "--block-size", "32"], None),
+    "flash-block64": ("flash", [*BASE, "--block-size", "64"], None),
+    "flash-block256": ("flash", [*BASE, "--block-size", "256"], None),
+    "flash-block1024": ("flash", [*BASE, "--block-size", "1024"], None),
+    "flash-block2048": ("flash", [*BASE, "--block-size", "2048"], None),
+    "flash-batched2048": ("flash", [*BASE, "--max-num-batched-tokens", "2048"], None),
+    "flash-auto-len": ("flash", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "-1"], None),
+    "flash-len2048": ("flash", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"], None),
+    "flash-no-prefix": ("flash", [*BASE, "--no-enable-prefix-caching"], None),
+    "flash-override": ("flash", [*BASE, "--num-gpu-blocks-override", "1000"], None),
+    "flash-small": ("flash", ["--kv-cache-memory-bytes", "20M", "--max-model-len", "8192"], None),
+    "flash-ssm-bf16": ("flash", [*BASE, "--mamba-ssm-cache-dtype", "bfloat16"], None),
+    "flash-hidden": ("flash", [*BASE, "--speculative-config", HIDDEN], None),
+    "flash-ngram": ("flash", [*BASE, "--speculative-config", NGRAM], None),
+    "flash-h100": ("flash", BASE, "H100"),
+    "flash-b200": ("flash", BASE, "B200"),
+    "flash-b300": ("flash", BASE, "B300"),
+    "flash-b200-bf16": ("flash", [*BASE, "--kv-cache-dtype", "bfloat16"], "B200"),
+    "flash-b200-fp8": ("flash", [*BASE, "--kv-cache-dtype", "fp8"], "B200"),
+    "flash-b200-tp2": ("flash", [*BASE, "--tensor-parallel-size", "2"], "B200"),
+    "flash-b200-block2048": ("flash", [*BASE, "--block-size", "2048"], "B200"),
+    "flash-b200-hidden": ("flash", [*BASE, "--speculative-config", HIDDEN], "B200"),
+    "flash-rtx5090-bf16": ("flash", [*BASE, "--kv-cache-dtype", "bfloat16"], "RTX 5090"),
+    "flash-h100-fp8": ("flash", [*BASE, "--kv-cache-dtype", "fp8"], "H100"),
+    "flash-rtx5090": ("flash", BASE, "RTX 5090"),
+    "flash-a100": ("flash", BASE, "A100-80GB"),
+    "flash-8": ("flash-8", BASE, None),
+    "flash-8-tp2": ("flash-8", [*BASE, "--tensor-parallel-size", "2"], None),
+    "flash-8-tp4": ("flash-8", [*BASE, "--tensor-parallel-size", "4"], None),
+    "flash-8-tp8": ("flash-8", [*BASE, "--tensor-parallel-size", "8"], None),
+    "flash-8-pp2": ("flash-8", [*BASE, "--pipeline-parallel-size", "2"], None),
+    "flash-8-pp2-tp2": ("flash-8", [*BASE, "--pipeline-parallel-size", "2", "--tensor-parallel-size", "2"], None),
+    "flash-8-pp4": ("flash-8", [*BASE, "--pipeline-parallel-size", "4"], None),
+    "flash-layers-pp2": ("flash-layers", [*BASE, "--pipeline-parallel-size", "2"], None),
+    "flash-layers-pp2-no-prefix": (
+        "flash-layers",
+        [*BASE, "--pipeline-parallel-size", "2", "--no-enable-prefix-caching"],
+        None,
+    ),
+    "flash-8-no-prefix": ("flash-8", [*BASE, "--no-enable-prefix-caching"], None),
+    "flash-8-h100-tp2": ("flash-8", [*BASE, "--tensor-parallel-size", "2"], "H100"),
+    "flash-8-b200": ("flash-8", BASE, "B200"),
+    "flash-8-b200-tp4": ("flash-8", [*BASE, "--tensor-parallel-size", "4"], "B200"),
+    "flash-kpool32": ("flash-kpool32", BASE, None),
+    "flash-kpool32-tp2": ("flash-kpool32", [*BASE, "--tensor-parallel-size", "2"], None),
+    "flash-layers": ("flash-layers", BASE, None),
+    "flash-triton": ("flash-triton", BASE, None),
+    "defaults": ("defaults", ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536"], None),
+    "defaults-tp4": ("defaults", ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536", "-tp", "4"], None),
+    "defaults-b200-tp8": (
+        "defaults",
+        ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536", "-tp", "8"],
+        "B200",
+    ),
+}
+
+
+def config(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CONFIGS / f"{name}.json").read_text())
+    return data
+
+
+def record_path(version: str = VERSION) -> Path:
+    return DATA / f"vllm-{version}.json"
+
+
+def cases_for(version: str) -> dict[str, tuple[str, list[str], str | None]]:
+    """The cases recorded on ``version``: every one on 0.33.0, the default GPU's on the others."""
+    return CASES if version == VERSION else {k: v for k, v in CASES.items() if v[2] is None}
+
+
+def recorded(version: str = VERSION) -> dict[str, dict[str, Any]]:
+    doc: dict[str, Any] = json.loads(record_path(version).read_text())
+    assert doc["vllm"] == version
+    cases: dict[str, dict[str, Any]] = doc["cases"]
+    return cases

@@ -1,0 +1,119 @@
+"""vLLM 0.33.0's GLM-5.3-Flash (``Glm5NextForCausalLM``) is planned (``models/glm5next.py``) and agrees
+with vLLM's recorded engine start on its tiny stand-in configs (``record_glm5next.py``,
+``data/glm5next/``): a Mamba group per KDA layer, an MLAAttention group of the kpool indexer's key
+caches with the NoPE MLA rows, a CircularBuffer group of the tail rings, packed by repeat pattern
+under the BLHNC layout; the block the smallest every backend (indexer, tail ring, sparse MLA)
+addresses, grown by the hybrid alignment where the KDA state is larger; the pool's bytes per block
+the widest group rounded up to lcm(one MLA row, one tail row, the indexer's page at its largest
+kernel block)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import glm5next_cases as C
+
+from dryboot.vllm.models.glm5next import tail_ring
+from dryboot.vllm.models.registry import LATER_ARCHITECTURES, NOT_MODELLED
+
+pytestmark = pytest.mark.fidelity
+
+
+def test_every_case_is_recorded() -> None:
+    rec = C.recorded()
+    assert list(rec) == list(C.CASES)
+    for cid, r in rec.items():
+        assert r["config"] == C.CASES[cid][0] and r["argv"] == C.CASES[cid][1], cid
+
+
+@pytest.mark.parametrize("cid", ["flash", "flash-tp2", "flash-h100"])
+def test_groups_are_kda_states_then_the_indexer_with_the_mla_rows_then_the_tail_ring(cid: str) -> None:
+    v = C.recorded()[cid]["vllm"]
+    assert v["block_size"] == 512 and v["num_blocks"] == 8112
+    assert [g[0] for g in v["groups"]] == ["Mamba"] * 3 + ["MLAAttention", "CircularBuffer"]
+    assert v["group_layers"][3] == ["model.layers.3.self_attn.indexer.k_cache", "model.layers.3.self_attn.attn"]
+    assert any("DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90" in line for line in v["kv_log"])
+
+
+def test_pool_stride_is_the_mla_group_rounded_to_a_row() -> None:
+    """4 x 2^30 / 8,112 blocks: the MLA group's 4,224 + 524,288 bytes at 512 tokens, rounded up to
+    lcm(one 1,024-byte MLA row, one 512-byte tail row) = 529,408."""
+    v = C.recorded()["flash"]["vllm"]
+    stride = -(-(4224 + 512 * 1024) // math.lcm(1024, 512)) * 1024
+    assert stride == 529_408 and (4 << 30) // stride == v["num_blocks"]
+
+
+def test_tail_ring_grows_with_speculative_tokens() -> None:
+    assert tail_ring(16, 0) == 16 and tail_ring(16, 1) == 32 and tail_ring(16, 3) == 32 and tail_ring(16, 17) == 64
+    v = C.recorded()["flash-ngram"]["vllm"]
+    assert ["CircularBuffer", 32, 16384, 1] in v["groups"]
+
+
+def test_planned_on_0_33_only_and_no_longer_refused() -> None:
+    assert "Glm5NextForCausalLM" not in NOT_MODELLED
+    assert LATER_ARCHITECTURES["Glm5NextForCausalLM"] == ("0.33.0",)
+
+
+@pytest.mark.parametrize("cid", list(C.CASES))
+def test_dryboot_agrees_with_the_engine_start(tmp_path: Path, cid: str) -> None:
+    name, argv, gpu = C.CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    case = H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])])
+    d = H.run_dryboot(case, C.VERSION)
+    verdict = H.compare(C.recorded()[cid]["vllm"], d)
+    assert verdict["agree"], (verdict["diffs"], d.get("error"))
+
+
+def test_pipeline_stages_size_their_own_pools() -> None:
+    """PP 2 of ``flash-8``: each stage's worker holds 3 KDA layers and one indexed layer; its stride is its
+    MLA group (12,672 + 1,572,864 bytes at 1,536 tokens) rounded up to lcm(1,024-byte row, the indexer's
+    512-token page of 4,224 bytes, 512-byte tail row) = 33,792: 1,588,224 bytes, 2,704 blocks of 4 GiB."""
+    v = C.recorded()["flash-8-pp2"]["vllm"]
+    align = math.lcm(1024, 32 * 132, 512)
+    stride = -(-(12672 + 1536 * 1024) // align) * align
+    assert align == 33792 and stride == 1_588_224 and (4 << 30) // stride == v["num_blocks"] == 2704
+
+
+@pytest.mark.parametrize("version", C.EARLIER)
+def test_earlier_releases_are_refused_as_their_engine_start_cannot_build_it(tmp_path: Path, version: str) -> None:
+    """0.30.0-0.32.0 list the architecture, but their engine start fails building the sparse indexer offline
+    (it asks for DeepGEMM, which 0.33.0 vendors): recorded on 0.32.0's cases; dryboot refuses by name."""
+    if version == "0.32.0":
+        rec = C.recorded(version)
+        assert len(rec) >= 30 and set(rec) <= set(C.cases_for(version))
+        assert all("requires DeepGEMM to be installed" in str(r["vllm"]["error"]) for r in rec.values())
+    name, argv, _ = C.CASES["flash"]
+    d = H.run_dryboot(H.Case("flash", "glm5next", H._write_config(tmp_path, "flash", C.config(name)), argv), version)
+    assert d.get("refused") and "cannot build it offline" in str(d["error"]), d
+
+
+def _group_layers(case: H.Case) -> list[list[str]]:
+    """dryboot's KV cache groups' member layers (``plan --json``), in its group order; under pipeline
+    parallelism stage 0's of each (what the record holds)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    res = CliRunner().invoke(cli, case.dryboot_argv(C.VERSION), catch_exceptions=False)
+    doc = json.loads(res.stdout)
+    stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
+    return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]
+
+
+@pytest.mark.parametrize("cid", ["flash", "flash-8", "flash-8-pp2", "flash-layers", "flash-hidden", "flash-b200"])
+def test_group_members_are_vllms(tmp_path: Path, cid: str) -> None:
+    """The groups' members, in vLLM's order: the KDA layers one a group, each indexed layer's k_cache before
+    its MLA rows, the tail rings."""
+    name, argv, gpu = C.CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    case = H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])])
+    assert _group_layers(case) == C.recorded()[cid]["vllm"]["group_layers"]
