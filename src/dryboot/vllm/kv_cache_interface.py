@@ -58,6 +58,11 @@ class LayerKind(Enum):
     compressed keys (``QSACompressedKeyCache``: an ``MLAAttentionSpec`` of one row per
     ``indexer_compress_ratio`` tokens, ``tokens_per_state``).
 
+    ``DSV41_RING`` is a DeepSeek-V4.1 ratio-2 KV source's compressor ring
+    (``vllm/models/deepseek_v41/compressor.py`` ``CompressorStateCache``, vLLM 0.30.0+): a
+    ``CircularBufferSpec`` of ``max(8, next power of two >= num_speculative_tokens + 2)`` float32 rows
+    of ``2 * head_dim`` values; the V4.1 layers' other caches reuse DeepSeek-V4's kinds.
+
     ``CROSS`` is an encoder-decoder decoder's cross-attention cache over the encoder's outputs
     (``CrossAttention``: ``CrossAttentionSpec``, Whisper's ``encoder_attn``): full attention's page,
     but one request holds ``cdiv(max_num_encoder_input_tokens, block)`` blocks, whatever its length.
@@ -98,6 +103,7 @@ class LayerKind(Enum):
     STEP5_RING = "step5_csa_tail_ring"
     QSA_RING = "qsa_index_key_ring"
     QSA_COMPRESSED = "qsa_compressed_keys"
+    DSV41_RING = "dsv41_compressor_ring"
     CROSS = "cross_attention"
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
@@ -127,6 +133,7 @@ class LayerKind(Enum):
             LayerKind.STEP5_RING,
             LayerKind.QSA_RING,
             LayerKind.QSA_COMPRESSED,
+            LayerKind.DSV41_RING,
             LayerKind.CROSS,
             LayerKind.INKLING_CONV,
             LayerKind.INKLING_CONV_FULL,
@@ -181,6 +188,7 @@ _SPEC_KIND = {
     LayerKind.STEP5_SUMMARY: "full",
     LayerKind.STEP5_RING: "circular_buffer",
     LayerKind.QSA_RING: "circular_buffer",
+    LayerKind.DSV41_RING: "circular_buffer",
     LayerKind.QSA_COMPRESSED: "mla",
     LayerKind.CROSS: "cross",
     LayerKind.INKLING_CONV: "sliding",
@@ -210,6 +218,7 @@ _LABEL = {
     LayerKind.STEP5_SUMMARY: "DSA region summary",
     LayerKind.STEP5_RING: "CSA tail ring",
     LayerKind.QSA_RING: "QSA index-key ring",
+    LayerKind.DSV41_RING: "DeepSeek-V4.1 compressor ring",
     LayerKind.QSA_COMPRESSED: "QSA compressed keys",
     LayerKind.CROSS: "cross-attention",
     LayerKind.INKLING_CONV: "short-conv state",
