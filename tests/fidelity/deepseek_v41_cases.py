@@ -12,6 +12,11 @@ Configs (``data/deepseek_v41/configs/``, tiny stand-ins, the HF layout: ``text_c
 * ``dsv41-c2x2``: 10 layers, two ratio-2 KV sources (1 and 4) beside a ratio-1 one (6); layer 2 an
   index source that is not a KV source (it reads layer 1's index keys).
 * ``dsv41-c1only``: 6 layers, ratio-1 sources only (0 and 3): no compressor state.
+* one change each to ``dsv41-tiny``, which vLLM refuses: ``dsv41-ratio4`` (ratio 4 on layers 3-4),
+  ``dsv41-src0`` (a KV source of ratio 0), ``dsv41-lastc2`` (the last KV source of ratio 2, layers after
+  it), ``dsv41-orphan`` (layer 4 an index source whose KV source, layer 3, is no index source),
+  ``dsv41-engram`` (Engram on layer 1, its n-gram table's CPU offload off: the oracle's faked GPU has no
+  UVA).
 
 The standard flag sets are ``test_architectures.flag_sets`` (24, seeded by the architecture) on
 ``dsv41-tiny``; the others vary tensor / pipeline parallelism, blocks, dtypes and drafters.
@@ -70,6 +75,12 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "c1only": ("dsv41-c1only", BASE),
     "c1only-pp2": ("dsv41-c1only", [*BASE, "-pp", "2"]),
     "c1only-block32": ("dsv41-c1only", [*BASE, "--block-size", "32"]),
+    # what vLLM refuses of the layer topology (each config one change to dsv41-tiny)
+    "ratio4": ("dsv41-ratio4", BASE),
+    "src0": ("dsv41-src0", BASE),
+    "lastc2": ("dsv41-lastc2", BASE),
+    "orphan": ("dsv41-orphan", BASE),
+    "engram": ("dsv41-engram", [*BASE, "--engram-config", '{"cpu_offload": false}']),
 }
 
 #: other GPUs (``tests/data/gpus/run_oracle_as.py``; the cases above run as the oracle's default

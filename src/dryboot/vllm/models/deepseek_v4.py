@@ -349,7 +349,7 @@ def backend_assumption(model: ModelGeometry) -> str | None:
 #: config itself (``DeepseekV41Config`` flattens ``text_config`` onto the top level)
 V41 = "DeepseekV41ForCausalLM"
 #: releases whose engine start verified DeepSeek-V4.1's caches (``tests/fidelity/test_deepseek_v41.py``)
-V41_RELEASES = frozenset({"0.33.0"})
+V41_RELEASES = frozenset({"0.32.0", "0.33.0"})
 #: compress ratios ``DeepseekV4Attention`` builds (0: sliding window only)
 V41_RATIOS = frozenset({0, 1, 2})
 #: the ``--kv-cache-dtype`` values the packed layout takes (``_resolve_dsv4_kv_cache_dtype``: ``auto``
