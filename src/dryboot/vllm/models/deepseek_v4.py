@@ -35,7 +35,7 @@ from dryboot.vllm.config.hf import (
     ModelGeometry,
     extra_of,
 )
-from dryboot.vllm.config.resolve import EngineConfig
+from dryboot.vllm.config.resolve import EngineConfig, uses_v2_model_runner
 from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
@@ -349,18 +349,32 @@ def backend_assumption(model: ModelGeometry) -> str | None:
 #: config itself (``DeepseekV41Config`` flattens ``text_config`` onto the top level)
 V41 = "DeepseekV41ForCausalLM"
 #: releases whose engine start verified DeepSeek-V4.1's caches (``tests/fidelity/test_deepseek_v41.py``)
-V41_RELEASES = frozenset({"0.32.0", "0.33.0"})
+V41_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 #: compress ratios ``DeepseekV4Attention`` builds (0: sliding window only)
 V41_RATIOS = frozenset({0, 1, 2})
 #: the ``--kv-cache-dtype`` values the packed layout takes (``_resolve_dsv4_kv_cache_dtype``: ``auto``
 #: and ``fp8`` resolve to the kernel's record, ``fp8_ds_mla`` on SM 9.0)
 V41_KV_DTYPES = frozenset({"auto", "fp8", "fp8_ds_mla"})
+#: releases whose ``_resolve_dsv4_kv_cache_dtype`` takes every ``fp8`` name (``fp8_e4m3``, ``fp8_e5m2``...)
+V41_ANY_FP8 = frozenset({"0.30.0"})
 #: the GPU generations whose records are modelled (recorded on 0.33.0): the V4 record (584 bytes a
 #: token, pages aligned to 576), FlashMLA's sparse layers (FlashInfer's SM120 ones on SM 12.x). SM 10.x
 #: stores the V4.1 MXFP8 record (528 bytes, 512-byte pages, a stride alignment of the records' lcm)
 #: and picks FlashMLA's mega attention (NVFP4 compressed records, 288 bytes) where the build has its
 #: kernel, which the CPU oracle's has not: refused
 V41_CAPABILITIES = frozenset({(8, 0), (8, 9), (9, 0), (12, 0)})
+#: releases whose ``DeepseekV4Model`` replays the layers after the last KV source on the trailing
+#: window (``decoder_replay_layers.py``), asserting that source's ratio is at most 1
+V41_REPLAY_RELEASES = frozenset({"0.32.0", "0.33.0"})
+#: releases that align the block stride to the backends' kernel-block pages
+#: (``get_block_stride_alignment``; before them the groups' widest pages alone)
+V41_KERNEL_ALIGNED = frozenset({"0.32.0", "0.33.0"})
+#: releases whose sliding-window caches replay a bounded window on a prefix-cache hit
+#: (``swa_bounded_replay``, on by default, the V2 model runner only): they then take no part in
+#: prefix caching (``prefix_replay_tokens``), so the hash block (the engine's global block) is the
+#: cache block; otherwise (0.30.0, or the V1 runner) it is the smallest block of the groups taking
+#: part, theirs (the scheduler's stays the cache block)
+V41_BOUNDED_REPLAY = frozenset({"0.31.0", "0.32.0", "0.33.0"})
 #: cache blocks recorded against vLLM 0.33.0's engine start
 V41_VERIFIED_BLOCKS = frozenset({16, 32, 64, 128, 256})
 #: tokens per block of the sliding-window cache (``DeepseekV4SWACache(block_size=32)``)
@@ -406,6 +420,8 @@ class DeepseekV41Caches(FamilyExtra):
     :param sliding_window: every layer's window (tokens).
     :param num_attention_heads: query heads (split by tensor parallelism).
     :param o_groups: output projection groups.
+    :param replay_cut: the last entry of ``kv_source_layer_ids`` (``DeepseekV4Model``'s decoder-replay
+        cut, :data:`V41_REPLAY_RELEASES`).
     """
 
     compress_ratios: tuple[int, ...]
@@ -416,6 +432,7 @@ class DeepseekV41Caches(FamilyExtra):
     sliding_window: int
     num_attention_heads: int
     o_groups: int
+    replay_cut: int = -1
 
 
 def _int_list(f: ConfigFields, key: str) -> tuple[int, ...]:
@@ -482,14 +499,6 @@ def _v41_sources(f: ConfigFields, ratios: tuple[int, ...]) -> tuple[tuple[int, .
                 f"vLLM refuses (NotImplementedError: Indexer K cache source ...layers.{owner}.attn.indexer.k_cache "
                 "not found on this rank)",
             )
-    cut = max(kv_all)
-    if cut < n - 1 and ratios[cut] > 1:
-        raise InputError(
-            f.source,
-            f.where("compress_ratios"),
-            f"the last KV source, layer {cut}, has compress ratio {ratios[cut]} and layers follow it: vLLM's decoder "
-            "replay asserts a ratio of at most 1 there (AssertionError)",
-        )
     return kv, index
 
 
@@ -549,6 +558,7 @@ def read_v41(f: ConfigFields, architecture: str) -> ModelGeometry:
         sliding_window=f.integer("sliding_window"),
         num_attention_heads=heads,
         o_groups=f.integer("o_groups"),
+        replay_cut=max(_int_list(f, "kv_source_layer_ids")),
     )
     return geometry(
         f,
@@ -563,10 +573,18 @@ def read_v41(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
 
 
-def _refuse_dtype(arch: str, dtype: str, capability: tuple[int, int]) -> None:
-    """:raises InputError: a ``--kv-cache-dtype`` the V4.1 layers refuse (vLLM's words)."""
-    if dtype in V41_KV_DTYPES:
+def _refuse_dtype(arch: str, dtype: str, version: str) -> None:
+    """:raises InputError: a ``--kv-cache-dtype`` the V4.1 layers refuse (vLLM's words): on
+    :data:`V41_ANY_FP8` any ``fp8`` name is taken as the ``fp8_ds_mla`` record."""
+    if dtype in V41_KV_DTYPES or (version in V41_ANY_FP8 and dtype.startswith("fp8")):
         return
+    if version in V41_ANY_FP8 and not dtype.startswith("nvfp4"):
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: vLLM {version} refuses it (ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, "
+            f"got {dtype})",
+        )
     if dtype == "nvfp4_ds_mla":
         words = "nvfp4_ds_mla needs the V4.1 KV records, which FlashMLA decodes only on SM100."
     elif dtype.startswith("nvfp4"):
@@ -620,12 +638,16 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             "--decode-context-parallel-size", str(args.decode_context_parallel_size), f"{arch}: not verified"
         )
     dtype = args.kv_cache_dtype or "auto"
-    _refuse_dtype(arch, dtype, cap)
-    return args.evolve(kv_cache_dtype="fp8") if dtype == "fp8_ds_mla" else args
+    _refuse_dtype(arch, dtype, args.vllm_version)
+    return args.evolve(kv_cache_dtype="fp8") if dtype.startswith("fp8_") else args
 
 
 def v41_specs(
-    caches: DeepseekV41Caches, block: int, num_speculative: int, capability: tuple[int, int] = (9, 0)
+    caches: DeepseekV41Caches,
+    block: int,
+    num_speculative: int,
+    capability: tuple[int, int] = (9, 0),
+    kernel_aligned: bool = True,
 ) -> dict[str, AttentionSpec]:
     """(layer name -> spec) of every cache, in vLLM's registration order
     (``language_model.model.layers.<i>.attn``...).
@@ -638,8 +660,10 @@ def v41_specs(
     (``.attn.compressor.state_cache``: ``max(8, next power of two >= num_speculative + 2)`` rows of
     ``2 * head_dim`` float32). Pages are aligned to :data:`V41_ALIGNMENT` bytes but the ring's; the
     MLA and indexer caches' block strides to their kernel block on ``capability``
-    (:func:`v41_kernel_block`: ``block_stride_alignment``)."""
-    kernel, attention = v41_kernel_block(capability), v41_attention(capability).name
+    (:func:`v41_kernel_block`: ``block_stride_alignment``) where ``kernel_aligned``
+    (:data:`V41_KERNEL_ALIGNED`)."""
+    kernel = v41_kernel_block(capability) if kernel_aligned else None
+    attention = v41_attention(capability).name
 
     def spec(kind: LayerKind, blk: int, head: int, content: int, dtype: str, **kw: Any) -> AttentionSpec:
         return AttentionSpec(
@@ -762,7 +786,17 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
             f"{model.architecture}: blocks {sorted(V41_VERIFIED_BLOCKS)} are verified against vLLM {version}; this one "
             "is not modelled",
         )
-    specs = v41_specs(caches, block, args.num_speculative_tokens if args.speculative_method else 0, cap)
+    n = len(caches.compress_ratios)
+    if version in V41_REPLAY_RELEASES and caches.replay_cut < n - 1 and caches.compress_ratios[caches.replay_cut] > 1:
+        raise InputError(
+            "--model",
+            model.source,
+            f"{model.architecture}: the last KV source, layer {caches.replay_cut}, has compress ratio "
+            f"{caches.compress_ratios[caches.replay_cut]} and layers follow it: vLLM {version}'s decoder replay "
+            "asserts a ratio of at most 1 there (AssertionError)",
+        )
+    spec_tokens = args.num_speculative_tokens if args.speculative_method else 0
+    specs = v41_specs(caches, block, spec_tokens, cap, version in V41_KERNEL_ALIGNED)
     stages = v41_stages(caches, specs, args)
     if args.block_size is None:
         names = [
@@ -771,4 +805,10 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
             *([V41_RING_BACKEND] if 2 in (caches.compress_ratios[s] for s in caches.kv_sources) else []),
         ]
         log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
-    return PackedLayers(specs, group_specs(specs), stages, block, v41_attention(cap), "fp8_ds_mla", len(specs))
+    # without bounded replay the sliding-window caches take part in prefix caching: the smallest block of
+    # the groups that do (the ring's does not) is the hash block
+    replay = version in V41_BOUNDED_REPLAY and uses_v2_model_runner(model, args, cfg.drafter, cfg.rules)
+    hash_block = None if replay else min(block, V41_SWA_BLOCK)
+    return PackedLayers(
+        specs, group_specs(specs), stages, block, v41_attention(cap), "fp8_ds_mla", len(specs), hash_block
+    )

@@ -701,7 +701,7 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "DeepseekV4ForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # DeepSeek-V4.1 (vllm/models/deepseek_v41: sliding-window caches on every layer, compressed caches on
     # the KV source layers, shared by the layers after each), verified on 0.33.0's engine start
-    "DeepseekV41ForCausalLM": ("0.32.0", "0.33.0"),
+    "DeepseekV41ForCausalLM": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # Step5's multimodal wrapper (step5/nvidia/vl.py): Step5's text rules on text_config, the
     # perception-encoder tower's TP checks
     "Step5ForConditionalGeneration": ("0.33.0",),
