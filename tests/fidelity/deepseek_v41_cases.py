@@ -16,7 +16,9 @@ Configs (``data/deepseek_v41/configs/``, tiny stand-ins, the HF layout: ``text_c
   ``dsv41-src0`` (a KV source of ratio 0), ``dsv41-lastc2`` (the last KV source of ratio 2, layers after
   it), ``dsv41-orphan`` (layer 4 an index source whose KV source, layer 3, is no index source),
   ``dsv41-engram`` (Engram on layer 1, its n-gram table's CPU offload off: the oracle's faked GPU has no
-  UVA).
+  UVA; its table of 1000 rows is smaller than its heads' prime-sized ranges, which
+  ``ParallelEngramEmbedding`` asserts: a large enough table stops the CPU oracle itself, the embedding
+  asking torch for the CUDA device index, so Engram is refused as not verified).
 
 The standard flag sets are ``test_architectures.flag_sets`` (24, seeded by the architecture) on
 ``dsv41-tiny``; the others vary tensor / pipeline parallelism, blocks, dtypes and drafters.

@@ -533,9 +533,10 @@ def read_v41(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(
             f.source,
             f.where("engram_layer_ids"),
-            f"{architecture}'s Engram layers are not verified: vLLM loads the tokenizer at engine start "
-            "(NgramHashState) and checks engram_compressed_vocab_size against its compressed vocabulary; they add "
-            "no KV cache (their n-gram tables are weights, the hash's slot cache a model-runner-v1 tensor)",
+            f"{architecture}'s Engram layers are not verified: vLLM's engine start loads the tokenizer "
+            "(NgramHashState: engram_compressed_vocab_size checked against its compressed vocabulary) and places the "
+            "n-gram tables on the device, which the CPU oracle cannot follow; they add no KV cache (the tables are "
+            "weights, the hash's slot cache a model-runner-v1 tensor)",
         )
     for key in ("head_dim", "index_head_dim", "sliding_window", "num_attention_heads", "o_groups", "qk_rope_head_dim"):
         if f.get(key) is None:
