@@ -3,8 +3,8 @@ stand-in configs (no published config exists) and the flags each is started with
 ``record_deepseek_v41.py`` into ``data/deepseek_v41/vllm-<release>.json`` (and ``-gpus.json``) and
 checked by ``test_deepseek_v41.py``.
 
-Configs (``data/deepseek_v41/configs/``, tiny stand-ins, the HF layout: ``text_config`` and
-``vision_config`` nested, as ``DeepseekV41Config`` reads them):
+Configs (``data/deepseek_v41/configs/``, and ``dsv41-tiny`` in ``data/architectures/``; tiny stand-ins,
+the HF layout: ``text_config`` and ``vision_config`` nested, as ``DeepseekV41Config`` reads them):
 
 * ``dsv41-tiny``: 8 layers, compress ratios 0/1/1/2/2/1/0/0 (and 0 for the MTP layer), KV and index
   sources on layers 1, 3 and 5 (layer 2 reads layer 1's caches, layer 4 layer 3's); the last KV
@@ -112,9 +112,19 @@ GPU_CASES: dict[str, tuple[str, list[str], str]] = {
 }
 
 
+#: ``dsv41-tiny`` is the architecture's tiny config (``data/architectures/``, which
+#: ``test_release_architectures.py`` also records under the standard flag sets)
+TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
+
+
+def config_path(name: str) -> Path:
+    """The file of the tiny config ``name``."""
+    return TINY if name == "dsv41-tiny" else DATA / "configs" / f"{name}.json"
+
+
 def config(name: str) -> dict[str, Any]:
-    """The tiny config ``name`` (``data/deepseek_v41/configs/``)."""
-    data: dict[str, Any] = json.loads((DATA / "configs" / f"{name}.json").read_text())
+    """The tiny config ``name`` (:func:`config_path`)."""
+    data: dict[str, Any] = json.loads(config_path(name).read_text())
     return data
 
 
@@ -122,7 +132,7 @@ def standard_cases() -> dict[str, tuple[str, list[str]]]:
     """The 24 standard flag sets on ``dsv41-tiny`` (``test_architectures.flag_sets``), as ``std-<i>``."""
     import test_architectures as T
 
-    sets = T.flag_sets(ARCH, DATA / "configs" / "dsv41-tiny.json")
+    sets = T.flag_sets(ARCH, TINY)
     return {f"std-{i}": ("dsv41-tiny", T.portable(argv)) for i, argv in enumerate(sets)}
 
 

@@ -614,6 +614,13 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             f"{arch}: vLLM refuses it (ValidationError: DeepSeek V4.1 has no classic-MTP draft: its checkpoints ship "
             "DSpark stages under mtp.*; use speculative method 'dspark')",
         )
+    if method == "extract_hidden_states" and args.disable_padded_drafter_batch:
+        # what vLLM refuses first, whatever the model (recorded on 0.30.0-0.33.0)
+        raise InputError(
+            "--speculative-config",
+            "disable_padded_drafter_batch",
+            "disable_padded_drafter_batch is not supported with extract_hidden_states method",
+        )
     if method is not None and method != "ngram":
         raise InputError(
             "--speculative-config", method, f"{arch}: only the n-gram drafter is verified beside its caches"
