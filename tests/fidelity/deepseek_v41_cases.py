@@ -12,6 +12,7 @@ the HF layout: ``text_config`` and ``vision_config`` nested, as ``DeepseekV41Con
 * ``dsv41-c2x2``: 10 layers, two ratio-2 KV sources (1 and 4) beside a ratio-1 one (6); layer 2 an
   index source that is not a KV source (it reads layer 1's index keys).
 * ``dsv41-c1only``: 6 layers, ratio-1 sources only (0 and 3): no compressor state.
+* ``dsv41-vision``: ``dsv41-tiny`` with a two-layer vision tower (``vision_config``; 256 image tokens).
 * one change each to ``dsv41-tiny``, which vLLM refuses: ``dsv41-ratio4`` (ratio 4 on layers 3-4),
   ``dsv41-src0`` (a KV source of ratio 0), ``dsv41-lastc2`` (the last KV source of ratio 2, layers after
   it), ``dsv41-orphan`` (layer 4 an index source whose KV source, layer 3, is no index source),
@@ -83,6 +84,10 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "lastc2": ("dsv41-lastc2", BASE),
     "orphan": ("dsv41-orphan", BASE),
     "engram": ("dsv41-engram", [*BASE, "--engram-config", '{"cpu_offload": false}']),
+    # a two-layer vision tower: vLLM finds no multimodal processor for it and runs text-only, the same caches
+    "vision": ("dsv41-vision", BASE),
+    "vision-batched128": ("dsv41-vision", [*BASE, "--max-num-batched-tokens", "128"]),
+    "vision-tp8": ("dsv41-vision", [*BASE, "-tp", "8"]),
 }
 
 #: other GPUs (``tests/data/gpus/run_oracle_as.py``; the cases above run as the oracle's default
