@@ -363,6 +363,8 @@ V41_ANY_FP8 = frozenset({"0.30.0"})
 #: and picks FlashMLA's mega attention (NVFP4 compressed records, 288 bytes) where the build has its
 #: kernel, which the CPU oracle's has not: refused
 V41_CAPABILITIES = frozenset({(8, 0), (8, 9), (9, 0), (12, 0)})
+#: releases whose engine start was recorded on GPUs other than SM 9.0 (the others: SM 9.0 only)
+V41_OTHER_GPU_RELEASES = frozenset({"0.33.0"})
 #: releases whose ``DeepseekV4Model`` replays the layers after the last KV source on the trailing
 #: window (``decoder_replay_layers.py``), asserting that source's ratio is at most 1
 V41_REPLAY_RELEASES = frozenset({"0.32.0", "0.33.0"})
@@ -638,6 +640,13 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             args.device.name,
             f"{arch}: on SM {cap[0]}.{cap[1]} vLLM {what}; SM "
             f"{', '.join(f'{a}.{b}' for a, b in sorted(V41_CAPABILITIES))} are modelled",
+        )
+    if cap != (9, 0) and args.vllm_version not in V41_OTHER_GPU_RELEASES:
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch}: vLLM {args.vllm_version}'s engine start is verified on SM 9.0 only (other GPUs on "
+            f"{', '.join(sorted(V41_OTHER_GPU_RELEASES))})",
         )
     if args.attention_backend is not None:
         raise InputError("--attention-backend", args.attention_backend, f"{arch}: a named backend is not verified")
