@@ -65,6 +65,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.30.0": {
+        # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
+        # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
+        "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
         # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
@@ -94,6 +97,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.31.0": {
+        # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
+        # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
+        "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
         # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
@@ -134,6 +140,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.32.0": {
+        # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
+        # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
+        "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
         # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
@@ -179,6 +188,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.33.0": {
+        # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
+        # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
+        "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",

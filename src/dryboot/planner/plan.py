@@ -402,7 +402,7 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=packed.num_target)
-    fit = _CacheFit(packed.block, max_model_len, capacity, memory_error, packed.block)
+    fit = _CacheFit(packed.block, max_model_len, capacity, memory_error, packed.hash_block or packed.block)
     return _own_backend_plan(
         cfg, policies, packed.kv_cache_dtype, packed.backend, table, grouping, fit, log, packed.stages
     )

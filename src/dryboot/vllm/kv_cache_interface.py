@@ -64,6 +64,11 @@ class LayerKind(Enum):
     ring (``Glm5NextTailCache``: a ``CircularBufferSpec`` of the in-progress pool's raw keys and gate
     scores).
 
+    ``DSV41_RING`` is a DeepSeek-V4.1 ratio-2 KV source's compressor ring
+    (``vllm/models/deepseek_v41/compressor.py`` ``CompressorStateCache``, vLLM 0.30.0+): a
+    ``CircularBufferSpec`` of ``max(8, next power of two >= num_speculative_tokens + 2)`` float32 rows
+    of ``2 * head_dim`` values; the V4.1 layers' other caches reuse DeepSeek-V4's kinds.
+
     ``CROSS`` is an encoder-decoder decoder's cross-attention cache over the encoder's outputs
     (``CrossAttention``: ``CrossAttentionSpec``, Whisper's ``encoder_attn``): full attention's page,
     but one request holds ``cdiv(max_num_encoder_input_tokens, block)`` blocks, whatever its length.
@@ -111,6 +116,7 @@ class LayerKind(Enum):
     QSA_COMPRESSED = "qsa_compressed_keys"
     GLM5_KPOOL_INDEXER = "glm5next_kpool_indexer"
     GLM5_KPOOL_TAIL = "glm5next_kpool_tail"
+    DSV41_RING = "dsv41_compressor_ring"
     CROSS = "cross_attention"
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
@@ -143,6 +149,7 @@ class LayerKind(Enum):
             LayerKind.QSA_COMPRESSED,
             LayerKind.GLM5_KPOOL_INDEXER,
             LayerKind.GLM5_KPOOL_TAIL,
+            LayerKind.DSV41_RING,
             LayerKind.CROSS,
             LayerKind.INKLING_CONV,
             LayerKind.INKLING_CONV_FULL,
@@ -198,6 +205,7 @@ _SPEC_KIND = {
     LayerKind.STEP5_SUMMARY: "full",
     LayerKind.STEP5_RING: "circular_buffer",
     LayerKind.QSA_RING: "circular_buffer",
+    LayerKind.DSV41_RING: "circular_buffer",
     LayerKind.QSA_COMPRESSED: "mla",
     LayerKind.GLM5_KPOOL_INDEXER: "mla",
     LayerKind.GLM5_KPOOL_TAIL: "circular_buffer",
@@ -230,6 +238,7 @@ _LABEL = {
     LayerKind.STEP5_SUMMARY: "DSA region summary",
     LayerKind.STEP5_RING: "CSA tail ring",
     LayerKind.QSA_RING: "QSA index-key ring",
+    LayerKind.DSV41_RING: "DeepSeek-V4.1 compressor ring",
     LayerKind.QSA_COMPRESSED: "QSA compressed keys",
     LayerKind.GLM5_KPOOL_INDEXER: "kpool indexer keys",
     LayerKind.GLM5_KPOOL_TAIL: "kpool tail ring",

@@ -195,6 +195,9 @@ class PackedLayers:
     :param backend: the backend the plan names.
     :param kv_cache_dtype: the KV cache dtype the plan names.
     :param num_target: the target model's cache layers (the rest are the drafter's).
+    :param hash_block: the prefix-cache hash block, the engine's global block, where it is not
+        ``block`` (DeepSeek-V4.1 whose sliding-window caches take part in prefix caching: the smallest
+        block of the groups that do); ``None``: ``block``.
     """
 
     specs: dict[str, AttentionSpec]
@@ -204,6 +207,7 @@ class PackedLayers:
     backend: AttentionBackend
     kv_cache_dtype: str
     num_target: int
+    hash_block: int | None = None
 
 
 # --------------------------------------------------------------------------- the pool

@@ -22,11 +22,25 @@ What it adds at engine start is :func:`check_wrapper`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
-from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.config.hf import (
+    ConfigFields,
+    DeepseekV4Caches,
+    FamilyExtra,
+    LayerKind,
+    ModelGeometry,
+    extra_of,
+)
+from dryboot.vllm.config.resolve import EngineConfig, uses_v2_model_runner
+from dryboot.vllm.distributed import pp_stage_ranges
+from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.kv_cache_interface import AttentionSpec
+from dryboot.vllm.kv_cache_utils.repeat_packed import POLICY, PackedLayers, group_specs
 from dryboot.vllm.models.common import geometry, num_layers
 
 #: releases whose engine config refuses the ``extract_hidden_states`` drafter on a DeepSeek-V4
@@ -65,14 +79,19 @@ RATIOS = frozenset({1, 4, 128})
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    """``DeepseekV4Config``'s one cache-relevant default."""
+    """``DeepseekV4Config``'s one cache-relevant default (``DeepseekV41Config`` defines none: the
+    text config's keys are set as given)."""
+    if f.root.get("model_type") == "deepseek_v41":
+        return {}
     return {"max_position_embeddings": 1048576}
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
     """:raises InputError: query heads that do not split over the ranks (vLLM's
     ``DeepseekV4Attention`` asserts it) or output groups that do not (not verified)."""
-    caches = extra_of(model, DeepseekV4Caches)
+    caches: DeepseekV4Caches | DeepseekV41Caches | None = extra_of(model, DeepseekV4Caches) or extra_of(
+        model, DeepseekV41Caches
+    )
     assert caches is not None
     tp = tensor_parallel_size
     if caches.num_attention_heads % tp:
@@ -82,7 +101,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
             f"{model.source}: num_attention_heads {caches.num_attention_heads} is not divisible by it "
             "(vLLM's DeepseekV4Attention asserts n_heads % tp_size == 0)",
         )
-    if caches.o_groups % tp:
+    if caches.o_groups % tp and isinstance(caches, DeepseekV4Caches):
+        # DeepSeek-V4.1 at TP 8 on 4 groups: served, its caches unchanged (recorded on 0.33.0)
         raise InputError(
             "--tensor-parallel-size",
             str(tp),
@@ -92,7 +112,10 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """:raises InputError: a missing field the cache reads, a ``compress_ratios`` list shorter
-    than the layers, or a ratio other than 0, 1, 4 and 128 (vLLM's compressor asserts)."""
+    than the layers, or a ratio other than 0, 1, 4 and 128 (vLLM's compressor asserts); DeepSeek-V4.1
+    (:data:`V41`): what :func:`read_v41` refuses."""
+    if architecture == V41:
+        return read_v41(f, architecture)
     n = num_layers(f)
     raw = f.get("compress_ratios")
     if not isinstance(raw, list) or len(raw) < n or not all(isinstance(r, int) for r in raw[:n]):
@@ -258,6 +281,9 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
         default), which is not modelled; the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED` (vLLM's
         StrictDataclassClassValidationError).
     """
+    v41 = extra_of(model, DeepseekV41Caches)
+    if v41 is not None:
+        return engine_args_v41(v41, model, args)
     caches = extra_of(model, DeepseekV4Caches)
     if caches is None:
         return args
@@ -293,16 +319,513 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:
-    """DeepSeek-V4's caches take the packed groups (:mod:`dryboot.vllm.kv_cache_utils.packed`)."""
+    """DeepSeek-V4's caches take the packed groups (:mod:`dryboot.vllm.kv_cache_utils.packed`),
+    DeepSeek-V4.1's vLLM 0.33.0's repeat-pattern packing (:func:`packed_layers`)."""
+    if extra_of(model, DeepseekV41Caches) is not None:
+        return POLICY
     return "packed" if extra_of(model, DeepseekV4Caches) is not None else "grouped"
 
 
 def backend_assumption(model: ModelGeometry) -> str | None:
     """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on
-    every CUDA GPU but SM 12.x."""
+    every CUDA GPU but SM 12.x (DeepSeek-V4.1: SM 9.0 only)."""
+    if extra_of(model, DeepseekV41Caches) is not None:
+        return (
+            "DeepSeek-V4.1's layers choose their own attention (FlashMLA's sparse layers, FlashInfer's on SM 12.x, "
+            "with the fp8_ds_mla V4 record; SM 10.x is not modelled)"
+        )
     if extra_of(model, DeepseekV4Caches) is None:
         return None
     return (
         "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on every CUDA GPU "
         "but SM 12.x), whatever --attention-backend names; SM 12.x's FlashInfer attention is not modelled"
+    )
+
+
+# --------------------------------------------------------------------------- DeepSeek-V4.1
+
+#: DeepSeek-V4.1's entry point (``vllm/models/deepseek_v41``, vLLM 0.30.0+): a multimodal wrapper
+#: (``nvidia/vl_model.py``) whose language model, ``DeepseekV41LLMForCausalLM``, is built on the
+#: config itself (``DeepseekV41Config`` flattens ``text_config`` onto the top level)
+V41 = "DeepseekV41ForCausalLM"
+#: releases whose engine start verified DeepSeek-V4.1's caches (``tests/fidelity/test_deepseek_v41.py``)
+V41_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: compress ratios ``DeepseekV4Attention`` builds (0: sliding window only)
+V41_RATIOS = frozenset({0, 1, 2})
+#: the ``--kv-cache-dtype`` values the packed layout takes (``_resolve_dsv4_kv_cache_dtype``: ``auto``
+#: and ``fp8`` resolve to the kernel's record, ``fp8_ds_mla`` on SM 9.0)
+V41_KV_DTYPES = frozenset({"auto", "fp8", "fp8_ds_mla"})
+#: releases whose ``_resolve_dsv4_kv_cache_dtype`` takes every ``fp8`` name (``fp8_e4m3``, ``fp8_e5m2``...)
+V41_ANY_FP8 = frozenset({"0.30.0"})
+#: the GPU generations whose records are modelled (recorded on 0.33.0): the V4 record (584 bytes a
+#: token, pages aligned to 576), FlashMLA's sparse layers (FlashInfer's SM120 ones on SM 12.x). SM 10.x
+#: stores the V4.1 MXFP8 record (528 bytes, 512-byte pages, a stride alignment of the records' lcm)
+#: and picks FlashMLA's mega attention (NVFP4 compressed records, 288 bytes) where the build has its
+#: kernel, which the CPU oracle's has not: refused
+V41_CAPABILITIES = frozenset({(8, 0), (8, 9), (9, 0), (12, 0)})
+#: releases whose engine start was recorded on GPUs other than SM 9.0 (the others: SM 9.0 only)
+V41_OTHER_GPU_RELEASES = frozenset({"0.33.0"})
+#: releases whose ``DeepseekV4Model`` replays the layers after the last KV source on the trailing
+#: window (``decoder_replay_layers.py``), asserting that source's ratio is at most 1
+V41_REPLAY_RELEASES = frozenset({"0.32.0", "0.33.0"})
+#: releases that align the block stride to the backends' kernel-block pages
+#: (``get_block_stride_alignment``; before them the groups' widest pages alone)
+V41_KERNEL_ALIGNED = frozenset({"0.32.0", "0.33.0"})
+#: releases whose sliding-window caches replay a bounded window on a prefix-cache hit
+#: (``swa_bounded_replay``, on by default, the V2 model runner only): they then take no part in
+#: prefix caching (``prefix_replay_tokens``), so the hash block (the engine's global block) is the
+#: cache block; otherwise (0.30.0, or the V1 runner) it is the smallest block of the groups taking
+#: part, theirs (the scheduler's stays the cache block)
+V41_BOUNDED_REPLAY = frozenset({"0.31.0", "0.32.0", "0.33.0"})
+#: cache blocks recorded against vLLM 0.33.0's engine start
+V41_VERIFIED_BLOCKS = frozenset({16, 32, 64, 128, 256})
+#: tokens per block of the sliding-window cache (``DeepseekV4SWACache(block_size=32)``)
+V41_SWA_BLOCK = 32
+#: the V4 record of the ``fp8_ds_mla`` layout (bytes a token) and its page alignment on SM 9.0
+V41_ROW = 584
+V41_ALIGNMENT = 576
+#: the backends beside the attention's that vLLM names choosing the block, the compressor's last
+#: where a ratio-2 layer keeps a ring
+V41_BACKENDS = ("DEEPSEEK_SPARSE_SWA", "DEEPSEEK_V41_INDEXER")
+V41_RING_BACKEND = "CompressorBackend"
+
+
+def v41_kernel_block(capability: tuple[int, int]) -> int:
+    """The sparse MLA and indexer backends' kernel block (tokens; ``get_supported_kernel_block_sizes``:
+    64 on SM 9.0, else 128), which is also the cache block by default ("Setting kv cache block size
+    to ..."); a larger cache block aligns the block stride to their pages at that many tokens."""
+    return 64 if capability == (9, 0) else 128
+
+
+def v41_attention(capability: tuple[int, int]) -> AttentionBackend:
+    """The attention backend the layers take (``_select_dsv4_attn_cls``, no backend named):
+    FlashInfer's SM120 sparse MLA on SM 12.x, FlashMLA's elsewhere (SM 10.x not modelled)."""
+    name = "FLASHINFER_MLA_SPARSE_DSV41" if capability[0] == 12 else "FLASHMLA_SPARSE_DSV41"
+    return AttentionBackend(name, (), False, is_mla=True)
+
+
+@dataclass(frozen=True)
+class DeepseekV41Caches(FamilyExtra):
+    """What DeepSeek-V4.1's layers cache (``vllm/models/deepseek_v41/attention.py``).
+
+    Every backbone layer keeps a sliding-window cache. Compressed caches live on the KV source
+    layers only (``kv_source_layer_ids``): a source of ratio 1 or 2 keeps its compressed MLA cache,
+    its indexer's key cache where it is an index source too, and at ratio 2 its compressor's ring;
+    a later compressed layer reads the caches of the last source at or below it (KV sharing: it
+    adds none of its own), and so do the decoder-replay layers after the last source.
+
+    :param compress_ratios: per backbone layer, 0, 1 or 2.
+    :param kv_sources: the backbone KV source layers, ascending.
+    :param index_sources: the backbone index source layers, ascending.
+    :param head_dim: the latent row (elements; 512).
+    :param index_head_dim: the indexer head (elements; 128).
+    :param sliding_window: every layer's window (tokens).
+    :param num_attention_heads: query heads (split by tensor parallelism).
+    :param o_groups: output projection groups.
+    :param replay_cut: the last entry of ``kv_source_layer_ids`` (``DeepseekV4Model``'s decoder-replay
+        cut, :data:`V41_REPLAY_RELEASES`).
+    """
+
+    compress_ratios: tuple[int, ...]
+    kv_sources: tuple[int, ...]
+    index_sources: tuple[int, ...]
+    head_dim: int
+    index_head_dim: int
+    sliding_window: int
+    num_attention_heads: int
+    o_groups: int
+    replay_cut: int = -1
+
+
+def _int_list(f: ConfigFields, key: str) -> tuple[int, ...]:
+    raw = f.get(key)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in raw):
+        raise InputError(f.source, f.where(key), "must be a list of layer indices")
+    return tuple(raw)
+
+
+def _v41_sources(f: ConfigFields, ratios: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(KV sources, index sources) of the backbone, after what ``DeepseekV4Attention`` and
+    ``DeepseekV4Model`` refuse of them.
+
+    :raises InputError: each refusal, in vLLM's words where it names one."""
+    n = len(ratios)
+    kv_all, index_all = _int_list(f, "kv_source_layer_ids"), _int_list(f, "index_source_layer_ids")
+    if not kv_all:
+        raise InputError(
+            f.source,
+            f.where("kv_source_layer_ids"),
+            f"{missing_field('')} vLLM's DeepseekV4Model takes its last entry as the decoder-replay cut (ValueError: "
+            "max() arg is an empty sequence)".strip(),
+        )
+    for i, r in enumerate(ratios):
+        if r and not index_all:
+            raise InputError(
+                f.source,
+                f.where("index_source_layer_ids"),
+                "ValueError: DeepSeek V4.1 requires kv_source_layer_ids / index_source_layer_ids in the config for "
+                f"compressed layers (layer {i} has compress_ratio={r}).",
+            )
+        if r and (not any(s <= i for s in kv_all) or not any(s <= i for s in index_all)):
+            raise InputError(
+                f.source,
+                f.where("kv_source_layer_ids"),
+                f"layer {i} (compress ratio {r}) has no KV or index source at or below it: vLLM's DeepseekV4Attention "
+                "fails (ValueError: max() arg is an empty sequence)",
+            )
+    kv = tuple(sorted({s for s in kv_all if 0 <= s < n}))
+    index = tuple(sorted({s for s in index_all if 0 <= s < n}))
+    for s in kv:
+        if ratios[s] == 0:
+            raise InputError(
+                f.source,
+                f.where("kv_source_layer_ids"),
+                f"layer {s} is a KV source of compress ratio 0: vLLM refuses (NotImplementedError: DeepSeek V4.1 "
+                "compressor supports compress_ratio 1 (full-length compressed cache) and 2; got 0.)",
+            )
+    for s in index:
+        if ratios[s] == 0:
+            raise InputError(
+                f.source,
+                f.where("index_source_layer_ids"),
+                f"layer {s} is an index source of compress ratio 0 (no KV source: vLLM's AssertionError)",
+            )
+        owner = max(k for k in kv_all if k <= s)
+        if owner not in index:
+            raise InputError(
+                f.source,
+                f.where("index_source_layer_ids"),
+                f"layer {s}'s indexer reads the key cache of its KV source, layer {owner}, which is no index source: "
+                f"vLLM refuses (NotImplementedError: Indexer K cache source ...layers.{owner}.attn.indexer.k_cache "
+                "not found on this rank)",
+            )
+    return kv, index
+
+
+def read_v41(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """DeepSeek-V4.1's geometry (``DeepseekV41Config``: ``text_config``'s keys, read flat).
+
+    :raises InputError: a missing field the caches read; compress ratios other than 0, 1 and 2
+        (vLLM's ValueError), or a list shorter than the layers (not verified); what
+        :func:`_v41_sources` refuses; Engram layers (``engram_layer_ids``: not verified offline,
+        vLLM loads the tokenizer at engine start to build the n-gram hash's compressed vocabulary);
+        a latent, rope or indexer width other than 512 / 64 / 128 (the compressor asserts; not
+        verified)."""
+    n = num_layers(f)
+    raw = f.get("compress_ratios")
+    if not isinstance(raw, list) or len(raw) < n or not all(isinstance(r, int) for r in raw[:n]):
+        raise InputError(
+            f.source,
+            f.where("compress_ratios"),
+            f"needs an integer per layer ({n}): a missing entry is a sliding-window layer to vLLM, not verified",
+        )
+    ratios = tuple(int(r) for r in raw[:n])
+    for i, r in enumerate(ratios):
+        if r not in V41_RATIOS:
+            raise InputError(
+                f.source,
+                f.where("compress_ratios"),
+                f"ValueError: DeepSeek V4.1 layer {i} has compress_ratio={r}; only 0 (sliding window), 1 and 2 are "
+                "supported.",
+            )
+    kv, index = _v41_sources(f, ratios)
+    if _int_list(f, "engram_layer_ids"):
+        raise InputError(
+            f.source,
+            f.where("engram_layer_ids"),
+            f"{architecture}'s Engram layers are not verified: vLLM's engine start loads the tokenizer "
+            "(NgramHashState: engram_compressed_vocab_size checked against its compressed vocabulary) and places the "
+            "n-gram tables on the device, which the CPU oracle cannot follow; they add no KV cache (the tables are "
+            "weights, the hash's slot cache a model-runner-v1 tensor)",
+        )
+    for key in ("head_dim", "index_head_dim", "sliding_window", "num_attention_heads", "o_groups", "qk_rope_head_dim"):
+        if f.get(key) is None:
+            raise InputError(f.source, f.where(key), missing_field("vLLM's DeepseekV4 layers read it"))
+    for key, width in (("head_dim", 512), ("qk_rope_head_dim", 64), ("index_head_dim", 128)):
+        if f.integer(key) != width:
+            raise InputError(
+                f.source,
+                f.where(key),
+                f"{f.get(key)}: DeepSeek-V4.1's caches are modelled at the {width}-wide {key} its compressor "
+                "asserts / its checkpoints use only",
+            )
+    heads = f.integer("num_attention_heads")
+    caches = DeepseekV41Caches(
+        compress_ratios=ratios,
+        kv_sources=kv,
+        index_sources=index,
+        head_dim=f.integer("head_dim"),
+        index_head_dim=f.integer("index_head_dim"),
+        sliding_window=f.integer("sliding_window"),
+        num_attention_heads=heads,
+        o_groups=f.integer("o_groups"),
+        replay_cut=max(_int_list(f, "kv_source_layer_ids")),
+    )
+    return geometry(
+        f,
+        architecture,
+        "deepseek_v4",
+        (LayerKind.DSV4_SWA,) * n,
+        heads=(heads, 1, caches.head_dim),
+        head_dim_v=0,
+        num_mtp_layers=f.integer("num_nextn_predict_layers", default=0, minimum=0),
+        mtp_kind=LayerKind.DSV4_SWA,
+        family_extra=caches,
+    )
+
+
+def _refuse_dtype(arch: str, dtype: str, version: str) -> None:
+    """:raises InputError: a ``--kv-cache-dtype`` the V4.1 layers refuse (vLLM's words): on
+    :data:`V41_ANY_FP8` any ``fp8`` name is taken as the ``fp8_ds_mla`` record."""
+    if dtype in V41_KV_DTYPES or (version in V41_ANY_FP8 and dtype.startswith("fp8")):
+        return
+    if version in V41_ANY_FP8 and not dtype.startswith("nvfp4"):
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: vLLM {version} refuses it (ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, "
+            f"got {dtype})",
+        )
+    if dtype == "nvfp4_ds_mla":
+        words = "nvfp4_ds_mla needs the V4.1 KV records, which FlashMLA decodes only on SM100."
+    elif dtype.startswith("nvfp4"):
+        words = "nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) backends."
+    else:
+        words = (
+            f"DeepseekV4 packed KV layouts only support fp8 kv-cache, got {dtype}. Please set `--kv-cache-dtype fp8` "
+            "or select a backend that supports bfloat16 KV cache."
+        )
+    raise InputError("--kv-cache-dtype", dtype, f"{arch}: vLLM refuses it (ValueError: {words})")
+
+
+def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """What DeepSeek-V4.1's engine start takes of the flags (vLLM 0.33.0): the layers' own sparse
+    attention (:func:`v41_attention`) with the ``fp8_ds_mla`` record whatever fp8 name is given.
+
+    :raises InputError: the classic MTP drafter (vLLM's ValidationError: V4.1 ships DSpark stages),
+        any drafter but n-gram (not verified), a GPU outside :data:`V41_CAPABILITIES`, a named
+        attention backend, context parallelism (not verified), a KV cache dtype the layers refuse."""
+    arch = model.architecture
+    method = args.speculative_method
+    if method == "mtp":
+        raise InputError(
+            "--speculative-config",
+            method,
+            f"{arch}: vLLM refuses it (ValidationError: DeepSeek V4.1 has no classic-MTP draft: its checkpoints ship "
+            "DSpark stages under mtp.*; use speculative method 'dspark')",
+        )
+    if method == "extract_hidden_states" and args.disable_padded_drafter_batch:
+        # what vLLM refuses first, whatever the model (recorded on 0.30.0-0.33.0)
+        raise InputError(
+            "--speculative-config",
+            "disable_padded_drafter_batch",
+            "disable_padded_drafter_batch is not supported with extract_hidden_states method",
+        )
+    if method is not None and method != "ngram":
+        raise InputError(
+            "--speculative-config", method, f"{arch}: only the n-gram drafter is verified beside its caches"
+        )
+    cap = args.device.capability
+    if cap not in V41_CAPABILITIES:
+        what = (
+            "stores the V4.1 MXFP8 record (528 bytes a token, 512-byte pages) and picks FlashMLA's mega attention "
+            "(NVFP4 compressed records) where the build has its kernel"
+            if cap[0] == 10
+            else "was not recorded serving it"
+        )
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch}: on SM {cap[0]}.{cap[1]} vLLM {what}; SM "
+            f"{', '.join(f'{a}.{b}' for a, b in sorted(V41_CAPABILITIES))} are modelled",
+        )
+    if cap != (9, 0) and args.vllm_version not in V41_OTHER_GPU_RELEASES:
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch}: vLLM {args.vllm_version}'s engine start is verified on SM 9.0 only (other GPUs on "
+            f"{', '.join(sorted(V41_OTHER_GPU_RELEASES))})",
+        )
+    if args.attention_backend is not None:
+        raise InputError("--attention-backend", args.attention_backend, f"{arch}: a named backend is not verified")
+    if args.decode_context_parallel_size > 1:
+        raise InputError(
+            "--decode-context-parallel-size", str(args.decode_context_parallel_size), f"{arch}: not verified"
+        )
+    dtype = args.kv_cache_dtype or "auto"
+    _refuse_dtype(arch, dtype, args.vllm_version)
+    return args.evolve(kv_cache_dtype="fp8") if dtype.startswith("fp8_") else args
+
+
+def v41_specs(
+    caches: DeepseekV41Caches,
+    block: int,
+    num_speculative: int,
+    capability: tuple[int, int] = (9, 0),
+    kernel_aligned: bool = True,
+) -> dict[str, AttentionSpec]:
+    """(layer name -> spec) of every cache, in vLLM's registration order
+    (``language_model.model.layers.<i>.attn``...).
+
+    Per layer: a KV source's compressed MLA cache (``.attn``: ``block`` tokens stored
+    ``block / ratio``, :data:`V41_ROW` bytes each), then its indexer key cache where it is an index
+    source (``.attn.indexer.k_cache``: ``index_head_dim + index_head_dim / 128 * 4`` uint8 bytes a
+    stored token); every layer's sliding-window cache (``.attn.swa_cache``: :data:`V41_SWA_BLOCK`
+    tokens, ``sliding_window``); a ratio-2 source's compressor ring
+    (``.attn.compressor.state_cache``: ``max(8, next power of two >= num_speculative + 2)`` rows of
+    ``2 * head_dim`` float32). Pages are aligned to :data:`V41_ALIGNMENT` bytes but the ring's; the
+    MLA and indexer caches' block strides to their kernel block on ``capability``
+    (:func:`v41_kernel_block`: ``block_stride_alignment``) where ``kernel_aligned``
+    (:data:`V41_KERNEL_ALIGNED`)."""
+    kernel = v41_kernel_block(capability) if kernel_aligned else None
+    attention = v41_attention(capability).name
+
+    def spec(kind: LayerKind, blk: int, head: int, content: int, dtype: str, **kw: Any) -> AttentionSpec:
+        return AttentionSpec(
+            layer_kind=kind,
+            block_size=blk,
+            num_kv_heads=1,
+            head_size=head,
+            head_size_v=0,
+            torch_dtype=dtype,
+            kv_cache_dtype="fp8_ds_mla" if kind in (LayerKind.DSV4_MLA, LayerKind.DSV4_SWA) else dtype,
+            quant_mode=KVQuantMode.NONE,
+            content_bytes=content,
+            backend=V41_RING_BACKEND if kind is LayerKind.DSV41_RING else attention,
+            indexes_kv_by_block_stride=False,
+            **kw,
+        )
+
+    index_row = caches.index_head_dim + caches.index_head_dim // 128 * 4
+    ring_rows = max(8, 1 << (num_speculative + 1).bit_length())
+    state = 2 * caches.head_dim
+    out: dict[str, AttentionSpec] = {}
+    for i, r in enumerate(caches.compress_ratios):
+        p = f"language_model.model.layers.{i}.attn"
+        source = i in caches.kv_sources
+        if source:
+            out[p] = spec(
+                LayerKind.DSV4_MLA,
+                block,
+                caches.head_dim,
+                V41_ROW,
+                "uint8",
+                compress_ratio=r,
+                alignment=V41_ALIGNMENT,
+                block_stride_alignment=kernel,
+            )
+            if i in caches.index_sources:
+                out[f"{p}.indexer.k_cache"] = spec(
+                    LayerKind.DSV4_INDEXER,
+                    block,
+                    index_row,
+                    index_row,
+                    "uint8",
+                    compress_ratio=r,
+                    alignment=V41_ALIGNMENT,
+                    block_stride_alignment=kernel,
+                )
+        out[f"{p}.swa_cache"] = spec(
+            LayerKind.DSV4_SWA,
+            V41_SWA_BLOCK,
+            caches.head_dim,
+            V41_ROW,
+            "uint8",
+            sliding_window=caches.sliding_window,
+            alignment=V41_ALIGNMENT,
+        )
+        if source and r == 2:
+            out[f"{p}.compressor.state_cache"] = spec(LayerKind.DSV41_RING, ring_rows, state, state * 4, "float32")
+    return out
+
+
+def v41_stages(
+    caches: DeepseekV41Caches, specs: dict[str, AttentionSpec], args: EngineArgs
+) -> list[frozenset[str]] | None:
+    """The cache layers each pipeline stage's worker builds (``get_pp_indices``), or ``None``
+    without pipeline parallelism.
+
+    :raises InputError: a compressed layer whose KV source another stage holds (vLLM's
+        NotImplementedError), or a stage without an indexer key cache (its worker's KV cache layouts
+        are not verified)."""
+    pp = args.pipeline_parallel_size
+    if pp <= 1:
+        return None
+    ranges = pp_stage_ranges(len(caches.compress_ratios), pp, args.pp_layer_partition)
+    for r in ranges:
+        for i in r:
+            if caches.compress_ratios[i] and i not in caches.kv_sources:
+                src = max(s for s in caches.kv_sources if s <= i)
+                if src not in r:
+                    raise InputError(
+                        "--pipeline-parallel-size",
+                        str(pp),
+                        f"layer {i} reads layer {src}'s compressed caches on another stage: vLLM refuses "
+                        f"(NotImplementedError: Compressed-KV source language_model.model.layers.{src}.attn not found "
+                        "on this rank; PP splits inside a v4.1 kv-sharing group are not supported.)",
+                    )
+    stages = [frozenset(n for n in specs if int(n.split(".")[3]) in r) for r in ranges]
+    without = [s for s, st in enumerate(stages) if not any(n.endswith(".indexer.k_cache") for n in st)]
+    if without:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"stage(s) {without} hold no indexer key cache: their workers' KV cache layouts are not verified",
+        )
+    return stages
+
+
+def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
+    """DeepSeek-V4.1's caches for the repeat-packed planner (vLLM 0.33.0's
+    ``_get_packed_kv_cache_groups``): the block, every cache's spec (:func:`v41_specs`), the groups
+    and the pipeline stages' layers; logs vLLM's block-size line when the block is the default.
+
+    :raises InputError: a release outside :data:`V41_RELEASES`, a block outside
+        :data:`V41_VERIFIED_BLOCKS` (not verified), what :func:`v41_stages` refuses."""
+    model, args, version = cfg.model, cfg.args, cfg.rules.version
+    caches = extra_of(model, DeepseekV41Caches)
+    assert caches is not None
+    if version not in V41_RELEASES:
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"{model.architecture}'s caches on vLLM {version} are not modelled: verified on "
+            f"{', '.join(sorted(V41_RELEASES))} only",
+        )
+    cap = args.device.capability
+    block = args.block_size or v41_kernel_block(cap)
+    if block not in V41_VERIFIED_BLOCKS:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{model.architecture}: blocks {sorted(V41_VERIFIED_BLOCKS)} are verified against vLLM {version}; this one "
+            "is not modelled",
+        )
+    n = len(caches.compress_ratios)
+    if version in V41_REPLAY_RELEASES and caches.replay_cut < n - 1 and caches.compress_ratios[caches.replay_cut] > 1:
+        raise InputError(
+            "--model",
+            model.source,
+            f"{model.architecture}: the last KV source, layer {caches.replay_cut}, has compress ratio "
+            f"{caches.compress_ratios[caches.replay_cut]} and layers follow it: vLLM {version}'s decoder replay "
+            "asserts a ratio of at most 1 there (AssertionError)",
+        )
+    spec_tokens = args.num_speculative_tokens if args.speculative_method else 0
+    specs = v41_specs(caches, block, spec_tokens, cap, version in V41_KERNEL_ALIGNED)
+    stages = v41_stages(caches, specs, args)
+    if args.block_size is None:
+        names = [
+            v41_attention(cap).name,
+            *V41_BACKENDS,
+            *([V41_RING_BACKEND] if 2 in (caches.compress_ratios[s] for s in caches.kv_sources) else []),
+        ]
+        log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
+    # without bounded replay the sliding-window caches take part in prefix caching: the smallest block of
+    # the groups that do (the ring's does not) is the hash block
+    replay = version in V41_BOUNDED_REPLAY and uses_v2_model_runner(model, args, cfg.drafter, cfg.rules)
+    hash_block = None if replay else min(block, V41_SWA_BLOCK)
+    return PackedLayers(
+        specs, group_specs(specs), stages, block, v41_attention(cap), "fp8_ds_mla", len(specs), hash_block
     )

@@ -394,10 +394,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("whisper", ("whisper.py",), ("WhisperForConditionalGeneration",)),
     # the wrapper (deepseek_v4/common/vl_model.py, vLLM 0.30.0 on: LATER_ARCHITECTURES) builds
     # DeepseekV4ForCausalLM on its own config beside its DeepseekV4ViT tower
+    # DeepSeek-V4.1 (vllm/models/deepseek_v41, vLLM 0.30.0 on: LATER_ARCHITECTURES): a wrapper whose
+    # language model keeps compressed caches on its KV source layers only, on 0.33.0's repeat-pattern packing
     Family(
         "deepseek_v4",
-        ("vllm.models.deepseek_v4",),
-        ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"),
+        ("vllm.models.deepseek_v4", "vllm.models.deepseek_v41"),
+        ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration", "DeepseekV41ForCausalLM"),
     ),
     # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
     Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
@@ -563,12 +565,6 @@ NOT_MODELLED: dict[str, str] = {
         "config class does not define (vLLM 0.33.0's engine start fails without them on a tiny config: "
         "AttributeError), and its RADIO / Parakeet towers are not modelled: not planned"
     ),
-    "DeepseekV41ForCausalLM": (
-        "multimodal wrapper whose language model is DeepseekV41LLMForCausalLM (vllm/models/deepseek_v41: "
-        "DeepSeek-V4's compressed sparse-MLA layers with Engram n-gram memory on engram_layer_ids and "
-        "decoder-replay layers after the last KV source layer; DeepseekV41Config flattens text_config), "
-        "an architecture dryboot does not plan"
-    ),
     "RadioMBartPrefixForCausalLM": (
         "multimodal wrapper whose language model is an MBart decoder of its own (nemotron_parse3_5.py "
         "MBartDecoderNoPos: causal self-attention over a RADIO vision prefix, no positions, no cross-attention "
@@ -703,6 +699,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "CohereCompassForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # DeepSeek-V4's multimodal wrapper (deepseek_v4/common/vl_model.py): the text model's caches
     "DeepseekV4ForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    # DeepSeek-V4.1 (vllm/models/deepseek_v41: sliding-window caches on every layer, compressed caches on
+    # the KV source layers, shared by the layers after each), verified on 0.33.0's engine start
+    "DeepseekV41ForCausalLM": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # Step5's multimodal wrapper (step5/nvidia/vl.py): Step5's text rules on text_config, the
     # perception-encoder tower's TP checks
     "Step5ForConditionalGeneration": ("0.33.0",),
