@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
@@ -133,16 +134,12 @@ def packed_caches(model: ModelGeometry) -> DeepseekV4Caches:
     return caches
 
 
-def _spec(
-    kind: LayerKind,
-    block: int,
-    head: int,
-    content: int,
-    dtype: str,
-    *,
-    ratio: int = 1,
-    window: int | None = None,
-) -> AttentionSpec:
+def dsv4_spec(kind: LayerKind, block: int, head: int, content: int, dtype: str, **fields: Any) -> AttentionSpec:
+    """One DeepSeek-V4-style cache: a single head of ``head`` values and ``content`` bytes a row in
+    ``dtype`` (``fp8_ds_mla`` rows for the compressed MLA and sliding-window caches), not indexed by
+    block stride, on :data:`BACKEND` with :data:`ALIGNMENT` unless ``fields`` say otherwise
+    (``backend``, ``alignment``, ``compress_ratio``, ``sliding_window``, ``block_stride_alignment``)."""
+    base: dict[str, Any] = {"backend": BACKEND, "alignment": ALIGNMENT}
     return AttentionSpec(
         layer_kind=kind,
         block_size=block,
@@ -153,12 +150,22 @@ def _spec(
         kv_cache_dtype="fp8_ds_mla" if kind in (LayerKind.DSV4_MLA, LayerKind.DSV4_SWA) else dtype,
         quant_mode=KVQuantMode.NONE,
         content_bytes=content,
-        backend=BACKEND,
         indexes_kv_by_block_stride=False,
-        sliding_window=window,
-        compress_ratio=ratio,
-        alignment=ALIGNMENT,
+        **{**base, **fields},
     )
+
+
+def _spec(
+    kind: LayerKind,
+    block: int,
+    head: int,
+    content: int,
+    dtype: str,
+    *,
+    ratio: int = 1,
+    window: int | None = None,
+) -> AttentionSpec:
+    return dsv4_spec(kind, block, head, content, dtype, compress_ratio=ratio, sliding_window=window)
 
 
 def layer_specs(caches: DeepseekV4Caches, block: int, num_mtp: int) -> list[tuple[str, AttentionSpec]]:

@@ -37,9 +37,9 @@ from dryboot.vllm.config.hf import (
 )
 from dryboot.vllm.config.resolve import EngineConfig, uses_v2_model_runner
 from dryboot.vllm.distributed import pp_stage_ranges
-from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec
+from dryboot.vllm.kv_cache_utils.packed import dsv4_spec
 from dryboot.vllm.kv_cache_utils.repeat_packed import POLICY, PackedLayers, group_specs
 from dryboot.vllm.models.common import geometry, num_layers
 
@@ -683,20 +683,8 @@ def v41_specs(
     attention = v41_attention(capability).name
 
     def spec(kind: LayerKind, blk: int, head: int, content: int, dtype: str, **kw: Any) -> AttentionSpec:
-        return AttentionSpec(
-            layer_kind=kind,
-            block_size=blk,
-            num_kv_heads=1,
-            head_size=head,
-            head_size_v=0,
-            torch_dtype=dtype,
-            kv_cache_dtype="fp8_ds_mla" if kind in (LayerKind.DSV4_MLA, LayerKind.DSV4_SWA) else dtype,
-            quant_mode=KVQuantMode.NONE,
-            content_bytes=content,
-            backend=V41_RING_BACKEND if kind is LayerKind.DSV41_RING else attention,
-            indexes_kv_by_block_stride=False,
-            **kw,
-        )
+        backend = V41_RING_BACKEND if kind is LayerKind.DSV41_RING else attention
+        return dsv4_spec(kind, blk, head, content, dtype, **{"backend": backend, "alignment": None, **kw})
 
     index_row = caches.index_head_dim + caches.index_head_dim // 128 * 4
     ring_rows = max(8, 1 << (num_speculative + 1).bit_length())
