@@ -21,6 +21,8 @@ from dryboot.vllm.transformers_utils.config import geometry_from_config
 
 TINY = Path(__file__).parent / "fidelity" / "data" / "architectures"
 ARCHS = sorted(BACKEND_MULTIMODAL)
+#: releases whose engine start is not recorded for them (refused by name there)
+UNRECORDED: tuple[str, ...] = ()
 
 
 def _tiny(arch: str, **text: Any) -> dict[str, Any]:
@@ -82,10 +84,10 @@ def test_without_text_config_refused(arch: str) -> None:
 
 @pytest.mark.parametrize("version", ["0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"])
 def test_planned_where_recorded(version: str) -> None:
-    """Verified on the releases whose engine start is recorded (0.28.0, 0.33.0), refused by name on the others."""
+    """Verified on the releases whose engine start is recorded, refused by name on the others."""
     rows = {r.architecture: r for r in architecture_table(version)}
     for arch in ARCHS:
-        assert rows[arch].status == ("verified" if version in ("0.28.0", "0.33.0") else "refused"), (version, arch)
+        assert rows[arch].status == ("refused" if version in UNRECORDED else "verified"), (version, arch)
 
 
 def test_emu3_vq_heads_split_over_tp() -> None:
@@ -101,3 +103,16 @@ def test_emu3_vq_heads_split_over_tp() -> None:
         verify(geometry_from_config(default), 2)
     with pytest.raises(InputError, match="not divisible by 3 heads"):
         geometry_from_config({**cfg, "vq_config": {"num_attention_heads": 3}})
+
+
+def test_0_27_1_builds_the_vq_attention_whole() -> None:
+    """0.27.1's backend builds Emu3's VQ-VAE attention whole (``backend_splits_encoder_qkv`` off: TP 2 and 4
+    over one VQ head recorded served), 0.28+ split it."""
+    from dryboot.vllm.models.dense import for_release, verify
+    from dryboot.vllm.versions import rules_for
+
+    model = geometry_from_config({**_tiny("Emu3ForConditionalGeneration"), "vq_config": {"codebook_size": 64}})
+    verify(for_release(model, rules_for("0.27.1")), 4)
+    for version in ("0.28.0", "0.29.0", "0.33.0"):
+        with pytest.raises(InputError, match="not divisible by tensor parallel size 4"):
+            verify(for_release(model, rules_for(version)), 4)

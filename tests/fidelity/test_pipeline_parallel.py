@@ -47,20 +47,12 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 
 
-#: architectures the release's rules refuse by name (``unverified_architectures``) whose PP / one-stage
-#: cases were never recorded there: not planned, so not required in its records
-_UNRECORDED_UNVERIFIED = frozenset({"Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration"})
-
-
 def _planned(version: str) -> list[str]:
     """The tiny configs' architectures dryboot plans on ``version`` (a later release's architecture
-    only on the releases that verified it: ``LATER_ARCHITECTURES``; not those the release refuses by
-    name unrecorded: :data:`_UNRECORDED_UNVERIFIED`)."""
+    only on the releases that verified it: ``LATER_ARCHITECTURES``)."""
     from dryboot.vllm.models.registry import LATER_ARCHITECTURES
-    from dryboot.vllm.versions import rules_for
 
-    skip = _UNRECORDED_UNVERIFIED & rules_for(version).unverified_architectures
-    return sorted(a for a in T.tiny_configs() if version in LATER_ARCHITECTURES.get(a, (version,)) and a not in skip)
+    return sorted(a for a in T.tiny_configs() if version in LATER_ARCHITECTURES.get(a, (version,)))
 
 
 def _recorded_as_planned(recorded: list[str], version: str) -> None:

@@ -201,6 +201,9 @@ class VersionRules:
         (``TransformersMultiModalForCausalLM`` over transformers' HunYuanVL model: its KV cache
         planned, its weights sized as that backend builds them,
         ``model_executor/models/hunyuan_vision.py``).
+    :param backend_splits_encoder_qkv: the Transformers backend's multimodal path fuses an encoder's
+        q/k/v into one ``QKVParallelLinear`` of its heads, so TP must divide them (0.28+: Emu3's VQ-VAE
+        attention, ``dense.BACKEND_TOWER_HEADS``; 0.27.1 builds it whole at any TP, recorded).
     :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
         attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
         replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
@@ -317,6 +320,7 @@ class VersionRules:
     muse_glimmer_layer_types: bool = False
     sparse_mla_pool_row_aligned: bool = False
     hunyuan_vl_whole_tower: bool = False
+    backend_splits_encoder_qkv: bool = True
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
@@ -324,9 +328,6 @@ class VersionRules:
 
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
 _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
-#: multimodal models served by the Transformers backend (``dense.BACKEND_MULTIMODAL``) whose engine start
-#: is recorded on 0.28.0 and 0.33.0 only: refused by name on the other releases
-_TF_MULTIMODAL_UNRECORDED = frozenset({"Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration"})
 
 
 def _removed(architecture: str) -> str:
@@ -347,14 +348,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         'vLLM 0.27.1 fails to inspect its model class ("failed to be inspected", recorded): vLLM refuses it'
     ),
     **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
-    **{
-        (v, a): (
-            "served by the Transformers backend (TransformersMultiModalForCausalLM); its engine start is recorded on "
-            "vLLM 0.28.0 and 0.33.0 only (0.27.1 reads layer_types from the wrapper's config): not verified here"
-        )
-        for v in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
-        for a in _TF_MULTIMODAL_UNRECORDED
-    },
     ("0.30.0", "MiniCPMV4_7ForConditionalGeneration"): (
         "its registry lacks it (0.32+: minicpmv4_7.py) and resolves it to the Transformers modeling backend "
         "(transformers' MiniCPMV4_7ForConditionalGeneration), whose engine start loads the checkpoint's "
@@ -383,6 +376,7 @@ def unverified_reason(version: str, architecture: str) -> str:
 
 _V0271 = VersionRules(
     "0.27.1",
+    backend_splits_encoder_qkv=False,
     glm_moe_dsa_drops_index_keys=True,
     deepseek_eagle3_yarn_only=True,
     unverified_architectures=frozenset(
@@ -390,7 +384,6 @@ _V0271 = VersionRules(
             "MiniCPM3ForCausalLM",
             "MiMoV2FlashForCausalLM",
             "HunYuanVLForConditionalGeneration",
-            *_TF_MULTIMODAL_UNRECORDED,
         }
     ),
     # its boot environment's transformers (5.10.4): LongcatFlashConfig.num_hidden_layers is a field
@@ -414,7 +407,7 @@ _V029 = replace(
     _V028,
     version="0.29.0",
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
-    unverified_architectures=_REMOVED_IN_029 | _TF_MULTIMODAL_UNRECORDED,
+    unverified_architectures=_REMOVED_IN_029,
     # Kimi-K3's KDA layers' MambaSpec gains the FlashKDA prefill checkpoint block (kimi_k3/nvidia/kda.py
     # get_kv_cache_spec)
     kda_prefill_checkpoints=True,
@@ -457,7 +450,7 @@ _V031 = replace(
     _V030,
     version="0.31.0",
     # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
-    unverified_architectures=_REMOVED_IN_029 | _TF_MULTIMODAL_UNRECORDED,
+    unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
@@ -498,8 +491,6 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
-    # Emu3 / VibeVoice-ASR through the Transformers backend: recorded on this release
-    unverified_architectures=_V032.unverified_architectures - _TF_MULTIMODAL_UNRECORDED,
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
     muse_glimmer_layer_types=True,

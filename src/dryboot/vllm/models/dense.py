@@ -847,7 +847,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """``model`` as transformers' config class reads it, on a release whose switch
-    ``hf_config_class_architectures`` names it and whose reader differs (:data:`HF_CLASS_DECODERS`)."""
+    ``hf_config_class_architectures`` names it and whose reader differs (:data:`HF_CLASS_DECODERS`); without
+    the tower heads of :data:`BACKEND_TOWER_HEADS` where the release builds them whole
+    (``backend_splits_encoder_qkv``)."""
+    if model.architecture in BACKEND_TOWER_HEADS and not rules.backend_splits_encoder_qkv:
+        # 0.27.1's backend builds Emu3's VQ-VAE attention whole: TP need not divide its heads
+        model = model.evolve(tower_heads=())
     extra = extra_of(model, HFClassReading)
     if extra is None:
         return model
