@@ -302,6 +302,13 @@ for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
     ARCHITECTURES[_release]["WhisperForConditionalGeneration"] = "its decoder's self- and cross-attention caches"
 
 
+# multimodal models served by the Transformers backend (TransformersMultiModalForCausalLM) on every
+# release: base.py's attention instances over text_config (0.32+ name the layers by their module), Emu3's
+# stand-in processor files; 0.27.1 builds Emu3's VQ-VAE attention whole (backend_splits_encoder_qkv)
+for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+    for _arch in ("Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration"):
+        ARCHITECTURES[_release][_arch] = "served by the Transformers backend (TransformersMultiModalForCausalLM)"
+
 #: (release, case id) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
     (v, "MiMoV2FlashForCausalLM#8"): (

@@ -201,6 +201,9 @@ class VersionRules:
         (``TransformersMultiModalForCausalLM`` over transformers' HunYuanVL model: its KV cache
         planned, its weights sized as that backend builds them,
         ``model_executor/models/hunyuan_vision.py``).
+    :param backend_splits_encoder_qkv: the Transformers backend's multimodal path fuses an encoder's
+        q/k/v into one ``QKVParallelLinear`` of its heads, so TP must divide them (0.28+: Emu3's VQ-VAE
+        attention, ``dense.BACKEND_TOWER_HEADS``; 0.27.1 builds it whole at any TP, recorded).
     :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
         attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
         replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
@@ -323,6 +326,7 @@ class VersionRules:
     muse_glimmer_layer_types: bool = False
     sparse_mla_pool_row_aligned: bool = False
     hunyuan_vl_whole_tower: bool = False
+    backend_splits_encoder_qkv: bool = True
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
@@ -378,6 +382,7 @@ def unverified_reason(version: str, architecture: str) -> str:
 
 _V0271 = VersionRules(
     "0.27.1",
+    backend_splits_encoder_qkv=False,
     glm_moe_dsa_drops_index_keys=True,
     deepseek_eagle3_yarn_only=True,
     unverified_architectures=frozenset(

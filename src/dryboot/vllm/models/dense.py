@@ -202,6 +202,55 @@ _EXAONE_MOE = Decoder(
 )
 
 #: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
+#: the ``vllm_file`` of the multimodal architectures vLLM serves through its Transformers modeling
+#: backend (``TransformersMultiModalForCausalLM``)
+TRANSFORMERS_MULTIMODAL = "transformers/multimodal.py"
+
+_BACKEND_SLIDING = (
+    "sliding-window layers of a multimodal model served by the Transformers backend are not verified "
+    "(0.27.1's create_attention_instances reads layer_types from the wrapper's config, 0.28+ from text_config)"
+)
+
+#: multimodal architectures vLLM 0.27.1-0.33.0 serve through the Transformers backend
+#: (``TransformersMultiModalForCausalLM``): ``base.py``'s attention instances over the text config
+#: (``get_text_config``), one ``Attention`` per decoder layer of ``text_config.num_hidden_layers``,
+#: heads / KV heads / head size as ``ModelConfig`` reads the text config, every layer causal (a
+#: multimodal config never builds ``EncoderOnlyAttention``); read on ``text_config`` with the
+#: defaults of the text config class transformers builds (the same in the transformers of every
+#: release's environment, 5.10.4-5.24.0). Sliding layers are refused by name (not verified).
+BACKEND_MULTIMODAL: dict[str, Decoder] = {
+    # transformers' Emu3Config: text_config an Emu3TextConfig (Llama's attention, no sliding window)
+    "Emu3ForConditionalGeneration": Decoder(
+        TRANSFORMERS_MULTIMODAL,
+        {
+            "max_position_embeddings": 9216,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "hidden_size": 4096,
+        },
+        per_layer_window=True,
+        refuse_keys={"sliding_window": _BACKEND_SLIDING, "layer_types": _BACKEND_SLIDING},
+        required=("num_hidden_layers",),
+    ),
+    # transformers' VibeVoiceAsrConfig: text_config a Qwen2Config (sliding_window only under
+    # use_sliding_window; layer_types written all full without it)
+    "VibeVoiceAsrForConditionalGeneration": Decoder(
+        TRANSFORMERS_MULTIMODAL,
+        {
+            "max_position_embeddings": 32768,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 32,
+            "hidden_size": 4096,
+        },
+        per_layer_window=True,
+        qwen_window=True,
+        refuse_keys={"use_sliding_window": _BACKEND_SLIDING},
+        required=("num_hidden_layers",),
+    ),
+}
+
 DECODERS: dict[str, Decoder] = {
     "MixtralForCausalLM": Decoder("mixtral.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
     "Qwen2MoeForCausalLM": Decoder(
@@ -571,6 +620,11 @@ DECODERS: dict[str, Decoder] = {
             ),
         )
     },
+    # multimodal models served by the Transformers backend (registry.py -> transformers/multimodal.py
+    # TransformersMultiModalForCausalLM): the same create_attention_instances over text_config
+    # (get_text_config), one Attention per decoder layer; read on text_config with its config class's
+    # defaults
+    **BACKEND_MULTIMODAL,
     # minimax_m2.py: every layer full attention (the model passes no attn_window_size), head_dim from
     # the config; verified at TP 1 only (see verify)
     "MiniMaxM2ForCausalLM": Decoder(
@@ -793,7 +847,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """``model`` as transformers' config class reads it, on a release whose switch
-    ``hf_config_class_architectures`` names it and whose reader differs (:data:`HF_CLASS_DECODERS`)."""
+    ``hf_config_class_architectures`` names it and whose reader differs (:data:`HF_CLASS_DECODERS`); without
+    the tower heads of :data:`BACKEND_TOWER_HEADS` where the release builds them whole
+    (``backend_splits_encoder_qkv``)."""
+    if model.architecture in BACKEND_TOWER_HEADS and not rules.backend_splits_encoder_qkv:
+        # 0.27.1's backend builds Emu3's VQ-VAE attention whole: TP need not divide its heads
+        model = model.evolve(tower_heads=())
     extra = extra_of(model, HFClassReading)
     if extra is None:
         return model
@@ -898,7 +957,17 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
             f"Sliding-attention layers need a positive `sliding_window`, got {f.get('sliding_window')} "
             "(transformers' Kolibri1Config)",
         )
-    if spec.vllm_file == TRANSFORMERS_BACKEND:
+    if spec.vllm_file == TRANSFORMERS_MULTIMODAL:
+        if not isinstance(f.root.get("text_config"), dict):
+            raise InputError(
+                f.source,
+                "text_config",
+                f"{architecture}: the text config is read from text_config (an object; its config class's "
+                "defaults without it are not verified)",
+            )
+        if types is not None and SLIDING in types:
+            raise InputError(f.source, f.where("layer_types"), f"{architecture}: {_BACKEND_SLIDING}")
+    if spec.vllm_file in (TRANSFORMERS_BACKEND, TRANSFORMERS_MULTIMODAL):
         # base.py names each layer's Attention f"{i}.attn" and passes it the config's
         # attn_logit_softcapping
         extra["layer_names"] = tuple(f"{i}.attn" for i in range(n))
@@ -906,11 +975,43 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
             extra["logits_soft_cap"] = True
     if architecture in _VISION_TOWERS:
         extra["tower_heads"] = _vision_towers(f, architecture)
+    if architecture in BACKEND_TOWER_HEADS:
+        extra["tower_heads"] = _backend_tower_heads(f, architecture)
     if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
         # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
         # Step3TextConfig sets none of its own
         extra["pp_refusal"] = "AttributeError: 'Step3TextConfig' object has no attribute 'tie_word_embeddings'"
     return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts, **extra)
+
+
+#: multimodal architectures of :data:`BACKEND_MULTIMODAL` -> (config path, its config class default)
+#: of the encoder attention heads the Transformers backend's QKV fuser splits over TP (one
+#: ``QKVParallelLinear`` of them: AssertionError "H is not divisible by TP" while building): Emu3's
+#: VQ-VAE attention blocks (``Emu3VQVAEConfig.num_attention_heads``, default 1; recorded on 0.28.0 and
+#: 0.33.0, every TP above 1 refused over the default)
+BACKEND_TOWER_HEADS: dict[str, tuple[str, int]] = {
+    "Emu3ForConditionalGeneration": ("vq_config.num_attention_heads", 1),
+}
+
+
+def _backend_tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
+    """The :data:`BACKEND_TOWER_HEADS` entry of ``architecture`` as the file sets it.
+
+    :raises InputError: a head count that is not a positive integer, or a width it does not divide
+        (transformers' attention block refuses it on any TP)."""
+    path, default = BACKEND_TOWER_HEADS[architecture]
+    outer, key = path.split(".", 1)
+    block = f.root.get(outer)
+    block = block if isinstance(block, dict) else {}
+    heads = block.get(key, default)
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads <= 0:
+        raise InputError(f.source, path, f"must be a positive integer, got {heads!r}")
+    width = block.get("hidden_size", 1024)  # Emu3VQVAEConfig's default
+    if isinstance(width, int) and not isinstance(width, bool) and width % heads:
+        raise InputError(
+            f.source, path, f"{outer}.hidden_size {width} is not divisible by {heads} heads (transformers' ValueError)"
+        )
+    return ((path, heads),)
 
 
 #: Qwen2-VL / Qwen2.5-VL vision towers (``qwen2_vl.py``, ``qwen2_5_vl.py``): what each splits across

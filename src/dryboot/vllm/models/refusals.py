@@ -217,7 +217,11 @@ DORY = (
 FLINT = (
     "Flint (vllm/models/flint): its attention layers require FlashInfer (the model class asserts a FlashInferImpl, "
     "a bfloat16 model and an auto / bfloat16 KV cache, and its fused decode kernel writes the cache in FlashInfer's "
-    "layout), which the CPU oracle cannot build: not verified, not planned"
+    "layout), which vLLM 0.33.0 selects for its attention sinks on SM 10.x only (on SM 9.0 it picks FLASH_ATTN and "
+    "the class asserts; a forced FLASHINFER is refused: 'attention sinks not supported'); on SM 10.x at TP 1 the "
+    "class builds its CuTe DSL decode kernels (cutlass, absent from the oracle's environment), at TP 2+ the oracle "
+    "on a faked B200 builds it (probed, not recorded): its per-layer sliding windows with sinks are not modelled, "
+    "not planned"
 )
 K2_HORIZON = (
     "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its sparse layers "

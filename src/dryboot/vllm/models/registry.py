@@ -504,14 +504,6 @@ NOT_MODELLED: dict[str, str] = {
         "its layers take per-layer configs (block_configs through the checkpoint's own config code, "
         "get_nemotron_h_config_for_layer), so attention heads and mixer sizes may differ by layer: not modelled"
     ),
-    # multimodal models vLLM serves through its Transformers modeling backend
-    **{
-        arch: (
-            "multimodal model served through vLLM's Transformers modeling backend (TransformersMultiModalForCausalLM, "
-            "transformers/multimodal.py): its language model's layers are not modelled"
-        )
-        for arch in ("Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration")
-    },
     # minicpm_ocr.py (0.33.0 only): MiniCPM-V 4.6's class keeping every vision layer
     "MiniCPMOcrForConditionalGeneration": (
         "multimodal wrapper of Qwen3_5ForCausalLM (minicpm_ocr.py: MiniCPM-V 4.6's model class keeping every "
