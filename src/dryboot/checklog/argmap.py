@@ -174,6 +174,8 @@ class LoggedArgs:
     :param revision: the hub revision the args name.
     :param notes: one sentence per ignored key.
     :param expert_parallel: ``enable_expert_parallel`` (planning only: the weights per rank).
+    :param engram_cpu_offload: ``engram_config``'s ``cpu_offload`` (vLLM's default: true): where
+        the weights walk puts Qwen4-Exp's PLE n-gram tables (no KV figure reads it).
     """
 
     args: EngineArgs
@@ -184,6 +186,7 @@ class LoggedArgs:
     revision: str | None
     notes: tuple[str, ...] = field(default=())
     expert_parallel: bool = False
+    engram_cpu_offload: bool = True
 
 
 _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
@@ -285,6 +288,7 @@ def map_args(
     revision: str | None = None
     shorthands_cc: dict[str, object] = {}
     expert_parallel = False
+    engram_cpu_offload = True
     for key, value in logged.items():
         if plan and key in _LORA_KEYS and logged.get("enable_lora") is not True:
             if key != "enable_lora":
@@ -312,6 +316,12 @@ def map_args(
         elif key == "attention_config":
             args, flags, more = _attention_config(value, args, flags, where)
             notes.extend(more)
+        elif key == "engram_config" and plan:
+            engram_cpu_offload, more = _engram_config(value, logged, where)
+            notes.extend(more)
+        elif key == "engram_config":
+            # a logged boot: where the n-gram tables live is in its logged weights, no KV figure reads it
+            notes.append(f"ignored {key}: where the n-gram embedding tables live (the weights), not the KV cache")
         elif key == "performance_mode":
             if value == "interactivity" and plan:
                 notes.append(
@@ -367,7 +377,66 @@ def map_args(
         revision=revision,
         notes=tuple(notes),
         expert_parallel=expert_parallel,
+        engram_cpu_offload=engram_cpu_offload,
     )
+
+
+#: ``EngramConfig``'s fields (``vllm/config/engram.py``, 0.30.0-0.33.0) that only place or share
+#: the host copy of CPU-offloaded tables: no device figure changes.
+_ENGRAM_HOST_ONLY = ("dp_shared_memory", "use_thp")
+
+
+def _engram_config(value: object, logged: dict[str, object], where: str) -> tuple[bool, list[str]]:
+    """``--engram-config`` (vLLM 0.30.0+ ``EngramConfig``): (its ``cpu_offload``, notes).
+
+    ``cpu_offload`` (default true) keeps the n-gram embedding tables (Qwen4-Exp's PLE,
+    DeepSeek-V4.1's Engram) in pinned host memory; false puts them on the device, which the
+    weights walk sizes (``Parallel.engram_cpu_offload``). No KV cache reads either.
+
+    :raises InputError: not a dict, a key ``EngramConfig`` does not have, a value that is not a
+        boolean, the combinations ``EngramConfig`` refuses (``dp_shared_memory`` or ``use_thp``
+        without ``cpu_offload``; ``use_thp`` with ``dp_shared_memory``; ``dp_shared_memory`` with
+        one DP rank), or ``embedding_across_dp`` with several DP ranks (it widens the tables'
+        shard group to TP x DP, which dryboot does not model).
+    """
+    key = "engram_config"
+    if value is None:
+        return True, []
+    config = _spec_dict(value, where, key)
+    fields = ("cpu_offload", "embedding_across_dp", *_ENGRAM_HOST_ONLY)
+    for k, v in config.items():
+        if k not in fields:
+            raise InputError(where, f"{key}.{k}", f"EngramConfig has no such field (it has {', '.join(fields)})")
+        if not isinstance(v, bool) and not (k == "dp_shared_memory" and v is None):
+            raise InputError(where, f"{key}.{k}", f"expected true or false, got {v!s:.40}")
+    offload = config.get("cpu_offload", True) is True
+    shared = config.get("dp_shared_memory") is True
+    thp = config.get("use_thp") is True
+    dp = logged.get("data_parallel_size")
+    if shared and not offload:
+        raise InputError(where, f"{key}.dp_shared_memory", "requires cpu_offload true (vLLM refuses it)")
+    if thp and (not offload or shared):
+        raise InputError(where, f"{key}.use_thp", "requires cpu_offload true and no dp_shared_memory (vLLM refuses it)")
+    several_dp = isinstance(dp, int) and dp > 1
+    if shared and not several_dp:
+        raise InputError(where, f"{key}.dp_shared_memory", "requires data_parallel_size > 1 (vLLM refuses it)")
+    if config.get("embedding_across_dp") is True and several_dp:
+        raise InputError(
+            where,
+            f"{key}.embedding_across_dp",
+            "shards the n-gram tables across TP x DP ranks; dryboot models the TP group only",
+        )
+    notes = [
+        f"engram_config cpu_offload {str(offload).lower()}: the n-gram embedding tables "
+        + ("stay in pinned host memory" if offload else "are on the device (in the weights)")
+        + "; no KV figure reads it"
+    ]
+    notes.extend(
+        f"ignored engram_config.{k}: where the host copy lives, not a device figure"
+        for k in _ENGRAM_HOST_ONLY
+        if k in config
+    )
+    return offload, notes
 
 
 def _compilation_shorthands(
