@@ -213,3 +213,28 @@ def test_check_log_notes_a_logged_engram_config() -> None:
         "ignored engram_config: where the n-gram embedding tables live (the weights), not the KV cache",
     )
     assert logged.engram_cpu_offload is True
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_option_of_every_release_is_classified(release: str) -> None:
+    """No option of any release's parser falls to the "not an argument dryboot knows" note: each
+    is mapped, located, refused (with its neutral values), measured, or known not to touch the KV cache."""
+    from dryboot.checklog.argmap import HARMLESS_PATTERNS, MAPPED, MEASURED, PLANNED_ONLY, REFUSED
+
+    special = {"model", "model_tag", "hf_config_path", "revision", "speculative_config", "attention_config"}
+    special |= {"spec_method", "spec_model", "spec_tokens"}
+    special |= {"performance_mode", "engram_config", "cudagraph_capture_sizes", "max_cudagraph_capture_size"}
+    known = set(MAPPED) | set(REFUSED) | set(MEASURED) | set(PLANNED_ONLY) | special
+    dests = {o["dest"] for o in _doc(release)["options"] if not o.get("positional")}
+    assert sorted(d for d in dests if d not in known and not HARMLESS_PATTERNS.match(d)) == []
+
+
+def test_a_newer_release_option_that_changes_the_cache_is_refused() -> None:
+    line = "vllm serve m/x --enable-mamba-shared-prefix-checkpoint"
+    cmd = parse_serve(line, {}, version="0.33.0")
+    from dryboot.checklog.argmap import map_args
+
+    with pytest.raises(InputError, match="enable_mamba_shared_prefix_checkpoint: True changes the KV cache"):
+        map_args(cmd.args, "--serve", label="", plan=True)
+    with pytest.raises(InputError, match=re.escape("vLLM 0.30.0's")):
+        parse_serve(line, {}, version="0.30.0")

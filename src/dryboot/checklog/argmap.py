@@ -1,7 +1,8 @@
 """Map a logged ``non-default args`` dict onto dryboot's engine flags.
 
-Keys are vLLM 0.28.0's argument names (``EngineArgs`` fields and the OpenAI server's options,
-``vllm/engine/arg_utils.py``, ``vllm/entrypoints/openai/cli_args.py``). Each key is one of:
+Keys are vLLM 0.28.0's argument names and those 0.27.1 and 0.29.0-0.33.0 add (``EngineArgs`` fields
+and the OpenAI server's options, ``vllm/engine/arg_utils.py``, the serve parser's ``cli_args.py``;
+every release's parser table, ``data/vllm-<release>-serve-options.json``). Each key is one of:
 
 * **mapped**: a flag dryboot plans with (``max_model_len`` -> ``--max-model-len`` ...);
 * **located**: where the config comes from (``model``, ``model_tag``, ``hf_config_path``,
@@ -79,6 +80,12 @@ REFUSED: dict[str, tuple[tuple[object, ...], str]] = {
         (True, None),
         "without chunked prefill max_num_batched_tokens grows to max_model_len (and mamba align needs it)",
     ),
+    # options of other releases than 0.28.0 (data/vllm-<release>-serve-options.json)
+    "override_attention_dtype": ((None,), "another attention dtype (vLLM 0.27.1)"),
+    "enable_mamba_fine_grained_prefix_cache": ((False, None), "finer Mamba prefix-cache states (vLLM 0.30.0)"),
+    "enable_mamba_shared_prefix_checkpoint": ((False, None), "more Mamba align checkpoints (vLLM 0.31.0+)"),
+    "swa_bounded_replay": ((True, None), "DeepSeek-V4.1's sliding-window KV in prefix caching (vLLM 0.31.0+)"),
+    "aux_output_config": ((None, {}), "an aux-output connector beside the KV cache (vLLM 0.31.0+)"),
 }
 
 #: Keys whose only effect is memory the boot measures (already inside "Available KV cache memory").
@@ -122,6 +129,17 @@ MEASURED = frozenset(
         "gdn_prefill_backend",
         "kda_prefill_backend",
         "language_model_only",
+        # options of other releases than 0.28.0: kernels, sampling and sleep-mode memory
+        "kda_decode_backend",
+        "sparse_indexer_topk_backend",
+        "monokernel",
+        "enable_hc_sp",
+        "enable_batch_sharded_sampling",
+        "enable_shm_tensor_arena",
+        "sleep_mode_backend",
+        "sleep_mode_offload_cudagraph",
+        "sleep_preserve_parameter_names",
+        "max_lora_cls_labels",
     }
 )
 
@@ -158,7 +176,12 @@ HARMLESS_PATTERNS = re.compile(
     r"|kv_offloading_backend|enable_ssl_refresh|disable_frontend_multiprocessing|enable_offline_docs"
     r"|trust_request_chat_template|exclude_tools_when_tool_choice_none|log_error_stack|tokens_only"
     r"|grpc\w*|_api_process_\w+|cohere_\w+|config|default_chat_template_kwargs|disable_access_log_for_endpoints"
-    r"|dp_supervisor_\w+|enable_flash_late_interaction|enable_per_request_metrics|fingerprint_\w+)$"
+    r"|dp_supervisor_\w+|enable_flash_late_interaction|enable_per_request_metrics|fingerprint_\w+"
+    # options of other releases than 0.28.0: server, metrics, admission and elastic-EP plumbing
+    r"|calculate_kv_scales|anthropic_\w+|custom_histogram_buckets|dp_sync_interval|elastic_ep_max_dp_size"
+    r"|enable_nccl_comm_suspend|enable_scale_out|enable_trace_replay|logging_config|long_prefill_token_threshold_\w+"
+    r"|max_num_active_seqs|max_num_queued_\w+|per_request_spec_decode_metrics|prefix_cache_retention_interval"
+    r"|sse_keep_alive_interval|trust_request_mm_kwargs|watchdog_config|watermark_config)$"
 )
 
 
