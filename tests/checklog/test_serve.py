@@ -1,5 +1,5 @@
 """``dryboot plan --serve 'vllm serve ...'`` / ``dryboot plan -- vllm serve ...``: the command line
-read as vLLM 0.28.0's parser reads it, mapped as check-log maps a logged args line."""
+read as the planned release's parser reads it (0.28.0 unless given), mapped as check-log maps a logged args line."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Map a logged ``non-default args`` dict onto dryboot's engine flags.
 
-Keys are vLLM 0.28.0's argument names (``EngineArgs`` fields and the OpenAI server's options,
-``vllm/engine/arg_utils.py``, ``vllm/entrypoints/openai/cli_args.py``). Each key is one of:
+Keys are vLLM 0.28.0's argument names and those 0.27.1 and 0.29.0-0.33.0 add (``EngineArgs`` fields
+and the OpenAI server's options, ``vllm/engine/arg_utils.py``, the serve parser's ``cli_args.py``;
+every release's parser table, ``data/vllm-<release>-serve-options.json``). Each key is one of:
 
 * **mapped**: a flag dryboot plans with (``max_model_len`` -> ``--max-model-len`` ...);
 * **located**: where the config comes from (``model``, ``model_tag``, ``hf_config_path``,
@@ -79,6 +80,12 @@ REFUSED: dict[str, tuple[tuple[object, ...], str]] = {
         (True, None),
         "without chunked prefill max_num_batched_tokens grows to max_model_len (and mamba align needs it)",
     ),
+    # options of other releases than 0.28.0 (data/vllm-<release>-serve-options.json)
+    "override_attention_dtype": ((None,), "another attention dtype (vLLM 0.27.1)"),
+    "enable_mamba_fine_grained_prefix_cache": ((False, None), "finer Mamba prefix-cache states (vLLM 0.30.0)"),
+    "enable_mamba_shared_prefix_checkpoint": ((False, None), "more Mamba align checkpoints (vLLM 0.31.0+)"),
+    "swa_bounded_replay": ((True, None), "DeepSeek-V4.1's sliding-window KV in prefix caching (vLLM 0.31.0+)"),
+    "aux_output_config": ((None, {}), "an aux-output connector beside the KV cache (vLLM 0.31.0+)"),
 }
 
 #: Keys whose only effect is memory the boot measures (already inside "Available KV cache memory").
@@ -122,6 +129,17 @@ MEASURED = frozenset(
         "gdn_prefill_backend",
         "kda_prefill_backend",
         "language_model_only",
+        # options of other releases than 0.28.0: kernels, sampling and sleep-mode memory
+        "kda_decode_backend",
+        "sparse_indexer_topk_backend",
+        "monokernel",
+        "enable_hc_sp",
+        "enable_batch_sharded_sampling",
+        "enable_shm_tensor_arena",
+        "sleep_mode_backend",
+        "sleep_mode_offload_cudagraph",
+        "sleep_preserve_parameter_names",
+        "max_lora_cls_labels",
     }
 )
 
@@ -158,7 +176,12 @@ HARMLESS_PATTERNS = re.compile(
     r"|kv_offloading_backend|enable_ssl_refresh|disable_frontend_multiprocessing|enable_offline_docs"
     r"|trust_request_chat_template|exclude_tools_when_tool_choice_none|log_error_stack|tokens_only"
     r"|grpc\w*|_api_process_\w+|cohere_\w+|config|default_chat_template_kwargs|disable_access_log_for_endpoints"
-    r"|dp_supervisor_\w+|enable_flash_late_interaction|enable_per_request_metrics|fingerprint_\w+)$"
+    r"|dp_supervisor_\w+|enable_flash_late_interaction|enable_per_request_metrics|fingerprint_\w+"
+    # options of other releases than 0.28.0: server, metrics, admission and elastic-EP plumbing
+    r"|calculate_kv_scales|anthropic_\w+|custom_histogram_buckets|dp_sync_interval|elastic_ep_max_dp_size"
+    r"|enable_nccl_comm_suspend|enable_scale_out|enable_trace_replay|logging_config|long_prefill_token_threshold_\w+"
+    r"|max_num_active_seqs|max_num_queued_\w+|per_request_spec_decode_metrics|prefix_cache_retention_interval"
+    r"|sse_keep_alive_interval|trust_request_mm_kwargs|watchdog_config|watermark_config)$"
 )
 
 
@@ -174,6 +197,8 @@ class LoggedArgs:
     :param revision: the hub revision the args name.
     :param notes: one sentence per ignored key.
     :param expert_parallel: ``enable_expert_parallel`` (planning only: the weights per rank).
+    :param engram_cpu_offload: ``engram_config``'s ``cpu_offload`` (vLLM's default: true): where
+        the weights walk puts Qwen4-Exp's PLE n-gram tables (no KV figure reads it).
     """
 
     args: EngineArgs
@@ -184,6 +209,7 @@ class LoggedArgs:
     revision: str | None
     notes: tuple[str, ...] = field(default=())
     expert_parallel: bool = False
+    engram_cpu_offload: bool = True
 
 
 _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
@@ -285,6 +311,7 @@ def map_args(
     revision: str | None = None
     shorthands_cc: dict[str, object] = {}
     expert_parallel = False
+    engram_cpu_offload = True
     for key, value in logged.items():
         if plan and key in _LORA_KEYS and logged.get("enable_lora") is not True:
             if key != "enable_lora":
@@ -312,6 +339,12 @@ def map_args(
         elif key == "attention_config":
             args, flags, more = _attention_config(value, args, flags, where)
             notes.extend(more)
+        elif key == "engram_config" and plan:
+            engram_cpu_offload, more = _engram_config(value, logged, where)
+            notes.extend(more)
+        elif key == "engram_config":
+            # a logged boot: where the n-gram tables live is in its logged weights, no KV figure reads it
+            notes.append(f"ignored {key}: where the n-gram embedding tables live (the weights), not the KV cache")
         elif key == "performance_mode":
             if value == "interactivity" and plan:
                 notes.append(
@@ -367,7 +400,66 @@ def map_args(
         revision=revision,
         notes=tuple(notes),
         expert_parallel=expert_parallel,
+        engram_cpu_offload=engram_cpu_offload,
     )
+
+
+#: ``EngramConfig``'s fields (``vllm/config/engram.py``, 0.30.0-0.33.0) that only place or share
+#: the host copy of CPU-offloaded tables: no device figure changes.
+_ENGRAM_HOST_ONLY = ("dp_shared_memory", "use_thp")
+
+
+def _engram_config(value: object, logged: dict[str, object], where: str) -> tuple[bool, list[str]]:
+    """``--engram-config`` (vLLM 0.30.0+ ``EngramConfig``): (its ``cpu_offload``, notes).
+
+    ``cpu_offload`` (default true) keeps the n-gram embedding tables (Qwen4-Exp's PLE,
+    DeepSeek-V4.1's Engram) in pinned host memory; false puts them on the device, which the
+    weights walk sizes (``Parallel.engram_cpu_offload``). No KV cache reads either.
+
+    :raises InputError: not a dict, a key ``EngramConfig`` does not have, a value that is not a
+        boolean, the combinations ``EngramConfig`` refuses (``dp_shared_memory`` or ``use_thp``
+        without ``cpu_offload``; ``use_thp`` with ``dp_shared_memory``; ``dp_shared_memory`` with
+        one DP rank), or ``embedding_across_dp`` with several DP ranks (it widens the tables'
+        shard group to TP x DP, which dryboot does not model).
+    """
+    key = "engram_config"
+    if value is None:
+        return True, []
+    config = _spec_dict(value, where, key)
+    fields = ("cpu_offload", "embedding_across_dp", *_ENGRAM_HOST_ONLY)
+    for k, v in config.items():
+        if k not in fields:
+            raise InputError(where, f"{key}.{k}", f"EngramConfig has no such field (it has {', '.join(fields)})")
+        if not isinstance(v, bool) and not (k == "dp_shared_memory" and v is None):
+            raise InputError(where, f"{key}.{k}", f"expected true or false, got {v!s:.40}")
+    offload = config.get("cpu_offload", True) is True
+    shared = config.get("dp_shared_memory") is True
+    thp = config.get("use_thp") is True
+    dp = logged.get("data_parallel_size")
+    if shared and not offload:
+        raise InputError(where, f"{key}.dp_shared_memory", "requires cpu_offload true (vLLM refuses it)")
+    if thp and (not offload or shared):
+        raise InputError(where, f"{key}.use_thp", "requires cpu_offload true and no dp_shared_memory (vLLM refuses it)")
+    several_dp = isinstance(dp, int) and dp > 1
+    if shared and not several_dp:
+        raise InputError(where, f"{key}.dp_shared_memory", "requires data_parallel_size > 1 (vLLM refuses it)")
+    if config.get("embedding_across_dp") is True and several_dp:
+        raise InputError(
+            where,
+            f"{key}.embedding_across_dp",
+            "shards the n-gram tables across TP x DP ranks; dryboot models the TP group only",
+        )
+    notes = [
+        f"engram_config cpu_offload {str(offload).lower()}: the n-gram embedding tables "
+        + ("stay in pinned host memory" if offload else "are on the device (in the weights)")
+        + "; no KV figure reads it"
+    ]
+    notes.extend(
+        f"ignored engram_config.{k}: where the host copy lives, not a device figure"
+        for k in _ENGRAM_HOST_ONLY
+        if k in config
+    )
+    return offload, notes
 
 
 def _compilation_shorthands(

@@ -1,4 +1,4 @@
-"""Read a pasted ``vllm serve`` command line as vLLM 0.28.0's parser reads it.
+"""Read a pasted ``vllm serve`` command line as the planned vLLM release's parser reads it.
 
 The result is the same key -> value mapping a boot log's ``non-default args`` line holds, so
 :func:`dryboot.checklog.argmap.map_args` maps it onto engine flags exactly as ``check-log``
@@ -9,8 +9,12 @@ underscores in option names (``--max_model_len``); unique prefixes of long optio
 ``allow_abbrev``); ``-O3`` / ``-O 3`` / ``-O=3`` for ``--optimization-level``; dotted options
 (``--speculative-config.num_speculative_tokens 3``) building a nested dict; ``--config
 FILE.yaml`` whose keys are inserted after the model (so the command line wins). Which options
-take a value, a list or nothing is read from ``data/vllm-0.28.0-serve-options.json``, written
-by ``scripts/vllm_serve_options.py`` from vLLM 0.28.0's own parser.
+take a value, a list or nothing is read from ``data/vllm-<release>-serve-options.json`` (one
+per release 0.27.1-0.33.0, chosen as ``--vllm-version`` chooses the rules: 0.31.2 reads 0.31.0's),
+written by ``scripts/vllm_serve_options.py`` from that release's own parser; so an option a newer
+release added is refused on an older one, naming the release. A boolean option's negative forms
+are the table's: ``--no-X`` before 0.33.0, also ``--disable-X`` / ``--enable-X`` pairs from 0.33.0
+(``EnableDisableAction``).
 
 Environment variables: ``VAR=value`` words before ``vllm`` and, under them, the ``VLLM_*``
 variables of the environment dryboot runs in. :data:`ENV_REFUSED` change the KV cache in a way
@@ -40,7 +44,8 @@ from dryboot.vllm.config.scheduler import verify_long_prefill_token_threshold
 from dryboot.vllm.transformers_utils.config import load_model, refuse_drafter_as_model
 
 SOURCE = "--serve"
-#: vLLM release whose parser and environment variables are read.
+#: vLLM release whose parser and environment variables are read unless one is given
+#: (``plan --vllm-version``).
 PARSER_VERSION = "0.28.0"
 
 #: Variables dryboot applies (``VLLM_ALLOW_LONG_MAX_MODEL_LEN``: a max_model_len above the
@@ -74,6 +79,8 @@ class Option:
     kind: str  # value | bool-optional | flag
     nargs: str | int | None
     const: object
+    #: a bool-optional option's strings that set it False (``--no-X``; ``--disable-X`` in 0.33.0)
+    negative: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -83,22 +90,37 @@ class ServeCommand:
     :param args: destination -> value, as a ``non-default args`` line logs them (later wins).
     :param env: the variables given before ``vllm`` and the ``VLLM_*`` ones of the environment.
     :param notes: how the line was read (abbreviations, the config file, variables).
+    :param version: the vLLM release whose parser read it (the table's: ``0.31.0`` for 0.31.2).
     """
 
     args: dict[str, object]
     env: dict[str, str]
     notes: tuple[str, ...] = field(default=())
+    version: str = PARSER_VERSION
 
 
-@lru_cache(maxsize=1)
-def _table() -> tuple[dict[str, Option], frozenset[str]]:
-    name = f"vllm-{PARSER_VERSION}-serve-options.json"
+def parser_release(version: str = PARSER_VERSION, source: str = "--vllm-version") -> str:
+    """The release whose serve-options table reads a command line planned for ``version``: the
+    newest table entry not after it, as :func:`dryboot.vllm.versions.rules_for` picks the rules
+    (``0.31.2`` -> ``0.31.0``).
+
+    :raises InputError: a malformed version or one older than 0.27.1.
+    """
+    from dryboot.vllm.versions import rules_for  # at call: the rules table loads once a line is read
+
+    return rules_for(version, source).version
+
+
+@lru_cache(maxsize=8)
+def _table(release: str = PARSER_VERSION) -> tuple[dict[str, Option], frozenset[str]]:
+    """``release``'s options (every string -> its option) and environment variable names."""
+    name = f"vllm-{release}-serve-options.json"
     doc = json.loads(resources.files("dryboot").joinpath("data", name).read_text(encoding="utf-8"))
     options: dict[str, Option] = {}
     for o in doc["options"]:
         if o.get("positional"):
             continue
-        opt = Option(o["dest"], o["kind"], o.get("nargs"), o.get("const"))
+        opt = Option(o["dest"], o["kind"], o.get("nargs"), o.get("const"), frozenset(o.get("negative", ())))
         for s in o["options"]:
             options[s] = opt
     return options, frozenset(doc["environment"])
@@ -136,7 +158,7 @@ def _strip_launcher(words: list[str], source: str) -> tuple[list[str], dict[str,
     raise InputError(source, None, "expected a command 'vllm serve MODEL [options]' (VAR=value words may come first)")
 
 
-def _config_words(path: str, source: str) -> list[str]:
+def _config_words(path: str, source: str, release: str = PARSER_VERSION) -> list[str]:
     """``--config FILE``'s keys as command-line words, as vLLM's ``load_config_file`` turns
     them (a true boolean: the option; false: ``--no-`` option; a list: its items; a dict: JSON).
 
@@ -156,12 +178,12 @@ def _config_words(path: str, source: str) -> list[str]:
         return []
     if not isinstance(data, dict):
         raise InputError(source, "--config", f"{path}: expected a mapping of option names to values")
-    options, _ = _table()
+    options, _ = _table(release)
     words: list[str] = []
     for key, value in data.items():
         name = f"--{key}"
         # an option vLLM's parser does not have is refused here, naming the file it came from
-        _lookup(_normalise([name])[0].partition(".")[0], [], f"{source}: --config {path}")
+        _lookup(_normalise([name])[0].partition(".")[0], [], f"{source}: --config {path}", release)
         if isinstance(value, bool):
             if value:
                 words.append(name)
@@ -213,8 +235,8 @@ def _coerce(text: str) -> object:
     return text
 
 
-def _lookup(name: str, notes: list[str], source: str) -> tuple[str, Option]:
-    options, _ = _table()
+def _lookup(name: str, notes: list[str], source: str, release: str = PARSER_VERSION) -> tuple[str, Option]:
+    options, _ = _table(release)
     if name in options:
         return name, options[name]
     matches = sorted({s for s in options if s.startswith(name) and s.startswith("--")})
@@ -225,17 +247,27 @@ def _lookup(name: str, notes: list[str], source: str) -> tuple[str, Option]:
         return full, options[full]
     if len(dests) > 1:
         raise InputError(source, name, f"ambiguous option: {', '.join(matches[:5])}")
-    raise InputError(source, name, f"vLLM {PARSER_VERSION}'s 'vllm serve' has no such option")
+    raise InputError(source, name, f"vLLM {release}'s 'vllm serve' has no such option")
 
 
-def parse_serve(text_or_words: str | list[str], environ: Mapping[str, str], source: str = SOURCE) -> ServeCommand:
-    """Parse a ``vllm serve`` command line (its text, or its words) as vLLM 0.28.0 does.
+def parse_serve(
+    text_or_words: str | list[str],
+    environ: Mapping[str, str],
+    source: str = SOURCE,
+    version: str = PARSER_VERSION,
+) -> ServeCommand:
+    """Parse a ``vllm serve`` command line (its text, or its words) as vLLM ``version``'s
+    parser does (``FlexibleArgumentParser`` with ``make_arg_parser``'s options).
 
     :param environ: the environment dryboot runs in (its ``VLLM_*`` variables are the boot's
         unless the line sets them).
-    :raises InputError: not a ``vllm serve`` command, an option vLLM does not have, a missing
-        value, an unreadable ``--config`` file or JSON value.
+    :param version: the planned release (``plan --vllm-version``); its table is
+        :func:`parser_release`'s.
+    :raises InputError: not a ``vllm serve`` command, an option that release does not have
+        (``vLLM <release>'s 'vllm serve' has no such option``), a missing value, an unreadable
+        ``--config`` file or JSON value, a version older than 0.27.1.
     """
+    release = parser_release(version)
     words = split_command(text_or_words) if isinstance(text_or_words, str) else list(text_or_words)
     rest, prefix_env = _strip_launcher(words, source)
     notes: list[str] = []
@@ -257,7 +289,7 @@ def parse_serve(text_or_words: str | list[str], environ: Mapping[str, str], sour
             if not path:
                 raise InputError(source, "--config", "no config file given")
             tail = rest[i + 1 :] if "=" in w else rest[i + 2 :]
-            rest = [*_config_words(path, source), *rest[:i], *tail]
+            rest = [*_config_words(path, source, release), *rest[:i], *tail]
             notes.append(f"--config {path}: its keys read before the command line's (the command line wins)")
             break
     args: dict[str, object] = {}
@@ -276,7 +308,7 @@ def parse_serve(text_or_words: str | list[str], environ: Mapping[str, str], sour
             raise InputError(source, word, "an extra positional argument (vLLM takes one: the model)")
         name, eq, inline = word.partition("=")
         head, dot, sub = name.partition(".")
-        full, opt = _lookup(head, notes, source)
+        full, opt = _lookup(head, notes, source, release)
         if dot:
             if opt.kind != "value":
                 raise InputError(source, word, f"{full} takes no nested keys")
@@ -296,7 +328,7 @@ def parse_serve(text_or_words: str | list[str], environ: Mapping[str, str], sour
         if opt.kind == "bool-optional":
             if eq:
                 raise InputError(source, word, f"{full} takes no value")
-            args[opt.dest] = not full.startswith("--no-")
+            args[opt.dest] = full not in opt.negative
             continue
         if opt.kind == "flag":
             if eq:
@@ -332,15 +364,18 @@ def parse_serve(text_or_words: str | list[str], environ: Mapping[str, str], sour
         if k not in prefix_env:
             notes.append(f"{k}={env[k]} read from the environment")
     env.update(prefix_env)
-    return ServeCommand(args, env, tuple(notes))
+    return ServeCommand(args, env, tuple(notes), release)
 
 
-def env_effects(env: Mapping[str, str], source: str = SOURCE) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The variables dryboot applies, and one note per other ``VLLM_*`` variable.
+def env_effects(
+    env: Mapping[str, str], source: str = SOURCE, release: str = PARSER_VERSION
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The variables dryboot applies, and one note per other ``VLLM_*`` variable (named as
+    ``release``'s variable or not, ``vllm/envs.py``).
 
     :raises InputError: a variable that changes the KV cache in a way dryboot does not model.
     """
-    _, known = _table()
+    _, known = _table(release)
     applied: dict[str, str] = {}
     notes: list[str] = []
     for name, value in env.items():
@@ -366,11 +401,11 @@ def env_effects(env: Mapping[str, str], source: str = SOURCE) -> tuple[dict[str,
         elif name.startswith("VLLM_"):
             if name in known:
                 notes.append(
-                    f"ignored {name}: a vLLM {PARSER_VERSION} variable dryboot does not model; "
+                    f"ignored {name}: a vLLM {release} variable dryboot does not model; "
                     "assumed not to touch the KV cache"
                 )
             else:
-                notes.append(f"ignored {name}: not a vLLM {PARSER_VERSION} variable")
+                notes.append(f"ignored {name}: not a vLLM {release} variable")
     return applied, tuple(notes)
 
 
@@ -392,6 +427,9 @@ class ServePlan:
     flags: dict[str, object]
     notes: tuple[str, ...]
     expert_parallel: bool = False
+    #: ``--engram-config``'s ``cpu_offload`` (vLLM's default: true): where the weights walk puts
+    #: Qwen4-Exp's PLE n-gram tables; no KV figure reads it
+    engram_cpu_offload: bool = True
 
 
 def plan_inputs(
@@ -412,7 +450,7 @@ def plan_inputs(
     """
     logged = map_args(cmd.args, source, label="", plan=True)
     notes = list(cmd.notes) + list(logged.notes)
-    applied, env_notes = env_effects(cmd.env, source)
+    applied, env_notes = env_effects(cmd.env, source, cmd.version)
     notes.extend(env_notes)
     located = find_config(
         model_path, logged.model, revision=logged.revision, hf_config_path=logged.hf_config_path, source=source
@@ -426,6 +464,8 @@ def plan_inputs(
         flags[name] = value
     refuse_drafter_as_model(located.path, args.vllm_version)
     model = load_model(located.path)
+    if "engram_config" in cmd.args:
+        refuse_engram_without_ngram(located.path, source)
     args = add_custom_dtypes(args, list(custom_dtypes))
     if "VLLM_PP_LAYER_PARTITION" in applied and args.pipeline_parallel_size > 1:
         args = replace(args, pp_layer_partition=applied["VLLM_PP_LAYER_PARTITION"])
@@ -439,4 +479,38 @@ def plan_inputs(
         logged.speculative, None, args, notes, source, target_architecture=model.architecture
     )
     args.validate()
-    return ServePlan(model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel)
+    return ServePlan(
+        model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel, logged.engram_cpu_offload
+    )
+
+
+#: Architectures whose config names n-gram embedding layers, and the field (vLLM's
+#: ``vllm/config/engram.py``, 0.30.0-0.33.0): ``EngramConfig.verify_model_config`` refuses an
+#: ``--engram-config`` for any other model, or one whose field is empty.
+NGRAM_LAYER_FIELDS: dict[str, str] = {
+    "DeepseekV41ForCausalLM": "engram_layer_ids",
+    "Qwen4ExpForCausalLM": "ple_layer_ids",
+    "Qwen4ExpForConditionalGeneration": "ple_layer_ids",
+}
+
+
+def refuse_engram_without_ngram(config_path: Path, source: str = SOURCE) -> None:
+    """Refuse ``--engram-config`` for a model with no n-gram embedding layers, as vLLM's
+    ``EngramConfig.verify_model_config`` does (the text config's layer-id field empty or absent).
+
+    :raises InputError: ``<source>: engram_config: ...``.
+    """
+    from dryboot.vllm.transformers_utils.config import load_config_json  # at call: as load_model
+
+    _, config = load_config_json(config_path)
+    architectures = config.get("architectures") or [""]
+    field_name = NGRAM_LAYER_FIELDS.get(str(architectures[0]))
+    text = config.get("text_config")
+    text_config = text if isinstance(text, Mapping) else config
+    if field_name is None or not (text_config.get(field_name) or config.get(field_name)):
+        raise InputError(
+            source,
+            "engram_config",
+            f"vLLM refuses it for {architectures[0] or 'this model'}: no n-gram embedding layers "
+            "(EngramConfig.verify_model_config)",
+        )

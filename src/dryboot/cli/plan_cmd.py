@@ -213,6 +213,7 @@ def plan(
     flags = collect_flags(kwargs)
     _COMPILE_CACHE[0] = compile_cache
     env: dict[str, str] = {}
+    engram_cpu_offload = True  # vLLM's default; only a --serve line's --engram-config changes it
     if serve_line is not None or serve_words:
         if serve_line is not None and serve_words:
             raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
@@ -221,11 +222,17 @@ def plan(
         # at call: only --serve reads a command line; plan's other paths never load check-log
         from dryboot.checklog.serve import parse_serve, plan_inputs
 
-        cmd = parse_serve(serve_line if serve_line is not None else list(serve_words), os.environ)
+        release = flags.get("vllm-version")  # the parser of the release planned (its options)
+        cmd = parse_serve(
+            serve_line if serve_line is not None else list(serve_words),
+            os.environ,
+            version=resolve_version(str(release)) if release is not None else "0.28.0",
+        )
         served = plan_inputs(cmd, model_path=model_path, extra_flags=flags, custom_dtypes=custom_dtypes)
         model, args, drafter, env = served.model, served.args, served.drafter, served.env
         flags = served.flags
         expert_parallel = expert_parallel or served.expert_parallel
+        engram_cpu_offload = served.engram_cpu_offload
         weights_path: str | None = str(served.config.path)
         for note in served.notes:
             click.echo(f"serve: {note}", err=True)
@@ -246,7 +253,13 @@ def plan(
     with _environment(env):
         if compare_version is None and wants_budget(args):
             weights = _weights(
-                weights_path, args, load_format, expert_parallel, model.architecture, _weights_len(model, args, drafter)
+                weights_path,
+                args,
+                load_format,
+                expert_parallel,
+                model.architecture,
+                _weights_len(model, args, drafter),
+                engram_cpu_offload,
             )
             budget = _plan_budget(model, args, drafter, Policies(grouping, unification), weights, weights_path)
             result = budget.plan
@@ -289,7 +302,13 @@ def plan(
     refused = None
     if budget is None:
         weights = _weights(
-            weights_path, args, load_format, expert_parallel, model.architecture, _weights_len(model, args, drafter)
+            weights_path,
+            args,
+            load_format,
+            expert_parallel,
+            model.architecture,
+            _weights_len(model, args, drafter),
+            engram_cpu_offload,
         )
         refused = weights.refused or None
         if not weights.refused and weights.stages:
@@ -353,10 +372,12 @@ def _weights(
     expert_parallel: bool,
     architecture: str = "",
     max_model_len: int | None = None,
+    engram_cpu_offload: bool = True,
 ) -> Any:
     """The per-rank weights report for the plan (``model_loader.loader.model_weights``); under
     ``--mm-encoder-tp-mode data`` as vLLM serves ``architecture`` so (``loader.weights_as_served``);
-    ``max_model_len``: the length a rotary table spans (:func:`_weights_len`)."""
+    ``max_model_len``: the length a rotary table spans (:func:`_weights_len`);
+    ``engram_cpu_offload``: ``--engram-config``'s ``cpu_offload`` (n-gram tables in host memory)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
     from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, weights_as_served
 
@@ -369,7 +390,9 @@ def _weights(
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
     return weights_as_served(
-        lambda lmo: _model_weights(Path(path), args, load_format, expert_parallel, partition, lmo, max_model_len),
+        lambda lmo: _model_weights(
+            Path(path), args, load_format, expert_parallel, partition, lmo, max_model_len, engram_cpu_offload
+        ),
         architecture,
         args.tensor_parallel_size,
         args.vllm_version,
@@ -386,6 +409,7 @@ def _model_weights(
     partition: Any,
     language_model_only: bool,
     max_model_len: int | None = None,
+    engram_cpu_offload: bool = True,
 ) -> Any:
     """``model_weights`` of ``path`` under the plan's flags."""
     # at call: as in _weights
@@ -409,6 +433,7 @@ def _model_weights(
         kv_cache_dtype=args.kv_cache_dtype,
         max_model_len=max_model_len,
         mm_encoder_tp_mode=args.mm_encoder_tp_mode,
+        engram_cpu_offload=engram_cpu_offload,
     )
 
 

@@ -105,7 +105,7 @@ def plan_task(
     :raises InputError: dryboot refuses the inputs (named).
     """
     source = "flags"
-    cmd = parse_serve(["vllm", "serve", task.model, *task.argv], {}, source)
+    cmd = parse_serve(["vllm", "serve", task.model, *task.argv], {}, source, version=version)
     extra: dict[str, object] = {"vllm-version": version}
     if parse_gpu(task.gpu) != H200:
         extra["gpu"] = task.gpu

@@ -182,6 +182,7 @@ def model_weights(
     kv_cache_dtype: str = "auto",
     max_model_len: int | None = None,
     mm_encoder_tp_mode: str = "weights",
+    engram_cpu_offload: bool = True,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -197,6 +198,8 @@ def model_weights(
     ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
     with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x);
     ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass).
+    ``engram_cpu_offload``: ``--engram-config``'s ``cpu_offload`` (Qwen4-Exp's PLE n-gram tables in
+    pinned host memory, refused; false: on the device, sized);
     ``mm_encoder_tp_mode``: ``--mm-encoder-tp-mode`` (``data``: the towers of
     :data:`dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS` whole on every TP rank; any other
     tower as ``weights`` splits it).
@@ -290,6 +293,7 @@ def model_weights(
                 vllm_version=vllm_version,
                 kv_cache_dtype=kv_cache_dtype,
                 mm_encoder_tp_mode=mm_encoder_tp_mode,
+                engram_cpu_offload=engram_cpu_offload,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

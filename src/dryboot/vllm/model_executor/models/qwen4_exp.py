@@ -95,7 +95,7 @@ WHY_OFFLOAD = (
     "Qwen4-Exp's PLE n-gram tables in pinned host memory (vLLM's default --engram-config cpu_offload: true, "
     "Qwen4ExpPLEPinnedHostEmbedding with its UVA view and device-side prefetch buffers): not recorded (the "
     "oracle's meta device has no UVA); sized only with the tables on the device (vLLM's --engram-config "
-    "'{\"cpu_offload\": false}', which dryboot's flags do not take yet: the weights API's "
+    "'{\"cpu_offload\": false}' in a plan --serve line on 0.30.0+, or the weights API's "
     "Parallel(engram_cpu_offload=False))"
 )
 
