@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from quant_harness import case_ids, load_recorded
+from quant_harness import case_ids, load_recorded, plan_output
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -68,10 +68,11 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     config = _config(row)
     w = rank_weights(config, par, language_model_only=False)
     want = row["allocated_bytes"]
-    if par.expert_parallel:
-        # each MoE layer's int32 expert map [E]: vLLM builds it on the host when the default
-        # device is the meta device (expert_map_manager.py), on the GPU otherwise; the recorder
-        # counts the meta device's storages, so it is added here (one 512-byte block per 128 experts)
+    if par.expert_parallel and version == "0.33.0":
+        # each MoE layer's int32 expert map [E]: vLLM 0.33.0 builds it on the host when the default
+        # device is the meta device (expert_map_manager.py; earlier releases on the meta device),
+        # on the GPU otherwise; the recorder counts the meta device's storages, so it is added here
+        # (one 512-byte block per 128 experts)
         n_moe, e = row["kernels"]["Mxfp4MoEMethod"], int(config["text_config"]["num_experts"])
         want += n_moe * -(-4 * e // 512) * 512
     assert w.allocated_bytes == want, (w.allocated_bytes - want, row)
@@ -115,6 +116,8 @@ def test_refused_by_name_where_not_modelled() -> None:
     )
     fp16 = refused(compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0", dtype="float16")
     assert "not supported for quantization method mxfp4" in fp16
+    pp = refused(compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0", pp=2)
+    assert "pipeline parallelism is not checked" in pp
     with pytest.raises(InputError, match=r"from SM 8\.0"):
         kimi_k3_mxfp4_backend(75, "0.33.0")
 
@@ -125,3 +128,12 @@ def test_published_h100_figure() -> None:
     plus its locks, 8 x 132 int32 (4,608 B in allocator blocks) per MoE layer (92 of 93)."""
     row = RECORDED["0.33.0"]["moonshotai--Kimi-K3 H100 --tensor-parallel-size 8"]
     assert row["allocated_bytes"] - row["built_allocated_bytes"] == 92 * 4608
+
+
+def test_plan_prints_the_figure_after_loading() -> None:
+    """``plan --gpu H100`` at TP 8 on vLLM 0.33.0 prints the recorded figure (then: the weights
+    exceed an H100, vLLM fails loading)."""
+    code, out = plan_output(PUBLISHED, "H100", "--tensor-parallel-size", "8", "--vllm-version", "0.33.0")
+    want = RECORDED["0.33.0"]["moonshotai--Kimi-K3 H100 --tensor-parallel-size 8"]["allocated_bytes"]
+    assert f"{want:,} bytes" in out, out[-1500:]
+    assert code == 1 and "verdict: won't (exit 1)" in out, out[-800:]

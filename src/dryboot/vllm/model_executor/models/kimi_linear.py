@@ -193,7 +193,8 @@ def _mxfp4_backend(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
     (:func:`~dryboot.vllm.model_executor.layers.quantization.mxfp4.kimi_k3_mxfp4_backend`).
 
     :raises InputError: no GPU named, a dtype other than bfloat16 (vLLM refuses), a GPU below SM
-        8.0 (vLLM refuses), a release or backend not checked (named)."""
+        8.0 (vLLM refuses), a release or backend not checked (named), pipeline parallelism (not
+        checked)."""
     if par.capability is None:
         raise InputError(
             "quantization_config",
@@ -208,6 +209,10 @@ def _mxfp4_backend(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
         )
     backend = kimi_k3_mxfp4_backend(par.capability[0] * 10 + par.capability[1], par.vllm_version)
     check_kimi_k3_modelled(backend, par.vllm_version)
+    if par.pp > 1:
+        raise InputError(
+            "--pipeline-parallel-size", None, "Kimi-K3's MXFP4 checkpoint under pipeline parallelism is not checked"
+        )
     return backend
 
 
