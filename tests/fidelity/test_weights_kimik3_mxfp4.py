@@ -6,7 +6,7 @@ vLLM 0.27.1-0.33.0 rewrite the published checkpoint's compressed-tensors ``mxfp4
 ``Mxfp4MoEMethod`` and every other layer unquantized. vLLM's figures:
 ``data/weights/quant-recorded-kimik3-<release>.json`` (``RECORD_SET=kimik3``, ``quant_cases_kimik3.py``:
 the published config and a tiny stand-in, TP 8 with and without ``--enable-expert-parallel``, the
-MoonViT tower moved as on a GPU, on A100 (SM 8.0, Marlin) and H100 (SM 9.0: Marlin up to 0.31,
+MoonViT tower moved as on a GPU, on A100 (SM 8.0, Marlin) and H100 (SM 9.0: Marlin up to 0.31.0,
 Humming on 0.33.0, recorded with humming-kernels 0.1.19 on ``DRYBOOT_HUMMING_PATH``)). Here: every
 recorded case byte-exact, the backend per SM and release, the refusals by name.
 """
@@ -44,7 +44,7 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_recorded() -> None:
-    assert sorted(RECORDED) == ["0.27.1", "0.30.0", "0.33.0"]
+    assert sorted(RECORDED) == ["0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0"]
     for version, cases in RECORDED.items():
         assert len(cases) == 8, version  # 2 configs x 2 GPUs x (TP 8, TP 8 with expert parallelism)
         assert all(row["ok"] and row["quantization"] == "mxfp4" for row in cases.values())
@@ -111,7 +111,7 @@ def test_refused_by_name_where_not_modelled() -> None:
     assert "FLASHINFER_TRTLLM_MXFP4_MXFP8 backend" in b200
     assert "SM 12.0" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40, vllm_version="0.33.0")
-    assert "checked on vLLM 0.27.1 / 0.30.0 / 0.33.0 only" in refused(
+    assert "checked on vLLM 0.27.1 / 0.28.0 / 0.29.0 / 0.30.0 / 0.31.0 / 0.33.0 only" in refused(
         compute_capability=(9, 0), sm_count=132, vllm_version="0.32.0"
     )
     fp16 = refused(compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0", dtype="float16")

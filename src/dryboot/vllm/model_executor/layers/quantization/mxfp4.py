@@ -86,7 +86,7 @@ def mxfp4_experts_bytes(
 
 #: the releases whose ``Mxfp4MoEMethod`` layouts for Kimi-K3 are checked against vLLM on the meta
 #: device (``quant-recorded-kimik3-<release>.json``)
-KIMI_K3_MXFP4_RELEASES = ("0.27.1", "0.30.0", "0.33.0")
+KIMI_K3_MXFP4_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0")
 #: releases whose fused-MoE backend lists put Humming ahead of Marlin on SM 9.0
 #: (``humming/priority.py`` ``prioritize_humming``, 0.32+)
 HUMMING_FIRST_RELEASES = ("0.32.0", "0.33.0")
