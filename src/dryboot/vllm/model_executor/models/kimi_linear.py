@@ -40,6 +40,14 @@ language model), each where its config key is set:
   ``routed_expert_down_proj`` ``[L, H]``, ``routed_expert_norm`` ``[L]``
   (``latent_moe_use_norm``) and ``routed_expert_up_proj`` ``[H, L]``, all replicated.
 
+Kimi-K3's published MXFP4 checkpoint (compressed-tensors ``mxfp4-pack-quantized``, which vLLM's
+``KimiK3ForConditionalGenerationConfig`` rewrites to ``quant_method`` ``mxfp4``,
+:func:`~dryboot.vllm.model_executor.model_loader.weights.mxfp4_rewritten`): every layer as above,
+unquantized, but the routed experts, held as ``Mxfp4MoEMethod`` leaves them after the post-load step
+of the MoE backend vLLM picks on the named GPU
+(:func:`~dryboot.vllm.model_executor.layers.quantization.mxfp4.kimi_k3_mxfp4_experts_bytes`), and the
+MLA layers without 0.27.1's ``q/k/v_range`` scalars, which that step leaves on the host.
+
 Sequence parallelism (expert parallelism with TP and DP above 1: the dense and shared MLPs
 replicated) and other releases are refused by name for Kimi-K3's layers."""
 
