@@ -39,6 +39,7 @@ OTHER_SETS = (
     "quant-recorded-fp8gdn-",
     "quant-recorded-llama4-",
     "quant-recorded-qwen4exp-",
+    "quant-recorded-kimik3-",
 )
 
 

@@ -22,7 +22,8 @@ the case ids that file holds (another release's case list), ``RECORD_FAST`` skip
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
-``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``: ``quant_cases_<set>.py``),
+``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``:
+``quant_cases_<set>.py``),
 ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
 where a CUDA install does; each row records the package's version as ``humming``).
@@ -77,6 +78,7 @@ if os.environ.get("RECORD_SET") in (
     "fp8gdn",
     "llama4",
     "qwen4exp",
+    "kimik3",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -86,8 +88,11 @@ if os.environ.get("RECORD_SET") in (
     DEEP_GEMM: tuple[int, ...] = getattr(_set, "DEEP_GEMM", ())
     VALUE_ONLY_KERNELS: tuple[str, ...] = getattr(_set, "VALUE_ONLY_KERNELS", ())  # quant_fakes.VALUE_ONLY
     EXTRA_GPUS = getattr(_set, "EXTRA_GPUS", EXTRA_GPUS)  # the set's GPUs recorded only when named
+    #: Kimi-K3's wrapper takes a GPU's branch of its tower cast (``is_meta_module`` answers False)
+    GPU_CAST: bool = getattr(_set, "GPU_CAST", False)
 else:
     VALUE_ONLY_KERNELS = ()
+    GPU_CAST = False
     EXTRA_ARGV, DEEP_GEMM = (), ()
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
@@ -324,6 +329,13 @@ def main() -> int:
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
+    if GPU_CAST:  # as record_weights.py's RECORD_WEIGHTS_GPU_CAST: the tower cast as on a GPU
+        with contextlib.suppress(ImportError):
+            from vllm.models.kimi_k3.nvidia import model as k3
+
+            if hasattr(k3, "is_meta_module"):
+                k3.is_meta_module = lambda module: False
+
     if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe") or any(mxfp4_config(p) for p in _named(QUANT_CONFIGS)):
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets), gpt-oss's (the first set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
@@ -371,6 +383,8 @@ def main() -> int:
                 }
                 if humming:
                     row["humming"] = humming
+                if GPU_CAST:
+                    row["gpu_cast"] = True
                 model = None
                 before = qf.live_meta_storages()
                 try:

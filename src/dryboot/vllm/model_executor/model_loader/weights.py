@@ -348,8 +348,8 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "mxfp4": "MXFP4 outside gpt-oss (vLLM's Mxfp4MoEMethod, padded per MoE backend: fused_moe/oracle/mxfp4.py) "
-    "is not modelled",
+    "mxfp4": "MXFP4 outside gpt-oss, DeepSeek-V4 and Kimi-K3 (vLLM's Mxfp4MoEMethod, padded per MoE backend: "
+    "fused_moe/oracle/mxfp4.py) is not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }
@@ -537,7 +537,7 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     wna16 = wna16_from_config(method, qc)
     if wna16 is not None:
         return Quant(method, wna16=wna16)
-    if method == "compressed-tensors" and _mxfp4_rewritten(config, qc):
+    if method == "compressed-tensors" and mxfp4_rewritten(config, qc):
         raise InputError(
             "quantization_config",
             "format",
@@ -566,13 +566,20 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     raise InputError("quantization_config", "quant_method", f"{method} ({algo}) is not modelled")
 
 
-def _mxfp4_rewritten(config: Mapping[str, Any], qc: Mapping[str, Any]) -> bool:
-    """Whether vLLM's config hook rewrites this compressed-tensors config to ``quant_method``
+def mxfp4_rewritten(config: Mapping[str, Any], qc: Any) -> bool:
+    """Whether vLLM's config hook rewrites the compressed-tensors config ``qc`` to ``quant_method``
     ``mxfp4`` before it is resolved (``models/config.py`` ``KimiK3ForConditionalGenerationConfig``,
-    0.27.1-0.33.0: a Kimi-K3 checkpoint whose ``format`` is ``mxfp4-pack-quantized``)."""
+    0.27.1-0.33.0: a Kimi-K3 checkpoint whose ``format`` is ``mxfp4-pack-quantized``; ``Mxfp4Config``
+    then quantizes the routed experts only). The Kimi-K3 family's walk sizes it
+    (:mod:`dryboot.vllm.model_executor.models.kimi_linear`); every other reader refuses it."""
     archs = config.get("architectures")
     kimi_k3 = isinstance(archs, list) and "KimiK3ForConditionalGeneration" in archs
-    return kimi_k3 and qc.get("format") == "mxfp4-pack-quantized"
+    return (
+        kimi_k3
+        and isinstance(qc, Mapping)
+        and qc.get("quant_method") == "compressed-tensors"
+        and qc.get("format") == "mxfp4-pack-quantized"
+    )
 
 
 def _modelopt_mixed(

@@ -22,11 +22,16 @@ stage, and Kimi-K2.5's MoonViT-3D tower (``kimi_k25_vit.py`` ``MoonViT3dPretrain
   processor config normalizes (:class:`~W.WalkArgs` ``image_norm_channels``): weight and bias
   ``[channels]``, cast with the tower (the figure assumes ``--mm-device-do-normalize``'s default).
 
+The published checkpoint's compressed-tensors ``mxfp4-pack-quantized`` experts: vLLM's config hook
+rewrites them to ``quant_method`` ``mxfp4`` (:mod:`.kimi_linear`: the routed experts after the
+post-load step of the MoE backend vLLM picks per GPU); the wrapper then keeps ``Mxfp4Config`` for
+the tower (``_maybe_ignore_quant_config`` drops compressed-tensors' only), which it moves to the GPU
+without the dtype cast: the temporal table stays float32 (``[init_pos_emb_time, 1, D]``, 4 bytes).
+
 ``--language-model-only`` (or ``--limit-mm-per-prompt`` ``{"image": 0}``) drops tower and
 projector; on 0.33 pipeline stages after the first build none. ``--mm-encoder-tp-mode data`` builds
 the tower's blocks whole on every TP rank (``compose.vision_language``). Refused by name: the
-published checkpoint's compressed-tensors MXFP4 experts (quantized layouts of this wrapper are not
-modelled), and what vLLM refuses (``pos_emb_type``, ``video_attn_type``, ``norm_type``,
+what vLLM refuses (``pos_emb_type``, ``video_attn_type``, ``norm_type``,
 ``mlp_type``)."""
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from dryboot.vllm.model_executor.models.compose import (
 from dryboot.vllm.model_executor.models.kimi_linear import FAMILIES as LINEAR
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
+ARCH = "KimiK3ForConditionalGeneration"
 #: ``KimiK3VisionConfig``'s defaults of the keys the tower reads
 DEFAULTS: dict[str, Any] = {
     "patch_size": 14,
@@ -113,7 +119,12 @@ def moonvit3d(
         counts += [m * m, out * m, out]
     else:
         counts += [d, d, *linear(m, m), *linear(out, m)]
-    return tensors("vision", counts, ab, buffers=[W._int(c, "init_pos_emb_time") * d * ab])
+    # the temporal table is built in float32; the wrapper casts the tower to the model dtype
+    # unless the model has a quantization config it keeps for the tower (``_maybe_ignore_quant_config``:
+    # all but compressed-tensors', i.e. the MXFP4 one vLLM's config hook rewrites to): then it is
+    # moved to the GPU as built
+    kept = W.mxfp4_rewritten({"architectures": [ARCH]}, text.get("quantization_config"))
+    return tensors("vision", counts, ab, buffers=[W._int(c, "init_pos_emb_time") * d * (4 if kept else ab)])
 
 
 def _composed(version: str) -> Family:

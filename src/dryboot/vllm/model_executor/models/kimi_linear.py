@@ -40,6 +40,14 @@ language model), each where its config key is set:
   ``routed_expert_down_proj`` ``[L, H]``, ``routed_expert_norm`` ``[L]``
   (``latent_moe_use_norm``) and ``routed_expert_up_proj`` ``[H, L]``, all replicated.
 
+Kimi-K3's published MXFP4 checkpoint (compressed-tensors ``mxfp4-pack-quantized``, which vLLM's
+``KimiK3ForConditionalGenerationConfig`` rewrites to ``quant_method`` ``mxfp4``,
+:func:`~dryboot.vllm.model_executor.model_loader.weights.mxfp4_rewritten`): every layer as above,
+unquantized, but the routed experts, held as ``Mxfp4MoEMethod`` leaves them after the post-load step
+of the MoE backend vLLM picks on the named GPU
+(:func:`~dryboot.vllm.model_executor.layers.quantization.mxfp4.kimi_k3_mxfp4_experts_bytes`), and the
+MLA layers without 0.27.1's ``q/k/v_range`` scalars, which that step leaves on the host.
+
 Sequence parallelism (expert parallelism with TP and DP above 1: the dense and shared MLPs
 replicated) and other releases are refused by name for Kimi-K3's layers."""
 
@@ -49,6 +57,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.mxfp4 import (
+    check_kimi_k3_modelled,
+    kimi_k3_mxfp4_backend,
+    kimi_k3_mxfp4_experts_bytes,
+)
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 
@@ -124,7 +137,11 @@ def _kda(w: W._Walk, lin: Mapping[str, Any], h: int, tp: int, ab: int) -> None:
         w.own("linear attention", size * 4)
 
 
-def _mla(w: W._Walk, config: Mapping[str, Any], h: int, tp: int, ab: int) -> None:
+def _mla(w: W._Walk, config: Mapping[str, Any], h: int, tp: int, ab: int, post_load: bool = False) -> None:
+    """One MLA layer (module docstring); ``post_load``: as held after ``process_weights_after_loading``
+    (the figure of a layout checked after loading: Kimi-K3's MXFP4 one), where the layer's
+    ``set_default_quant_scales`` leaves the release's ``q/k/v_range`` scalars on the host (0.27.1's
+    three blocks; recorded)."""
     heads_r = W._divide(W._int(config, "num_attention_heads"), tp, "num_attention_heads")
     nope, rope, v = (W._int(config, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
     kv_lora = W._int(config, "kv_lora_rank")
@@ -139,7 +156,7 @@ def _mla(w: W._Walk, config: Mapping[str, Any], h: int, tp: int, ab: int) -> Non
     for size in (*front, kv_lora, heads_r * (nope + v) * kv_lora, h * heads_r * v):
         w.own("attention", size * ab)
     w.own("attention scales", 16, buffer=True)
-    w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+    w.ref.allocated_bytes += (w.attention_blocks - (w.range_blocks if post_load else 0)) * W.ALLOC_ROUND
     w.own("attention scales", 4, buffer=True)  # _one_scale
 
 
@@ -179,11 +196,45 @@ def _k3_checks(config: Mapping[str, Any], lin: Mapping[str, Any], par: W.Paralle
     return True
 
 
+def _mxfp4_backend(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> str:
+    """The MoE backend of Kimi-K3's MXFP4 experts on this rank's GPU
+    (:func:`~dryboot.vllm.model_executor.layers.quantization.mxfp4.kimi_k3_mxfp4_backend`).
+
+    :raises InputError: no GPU named, a dtype other than bfloat16 (vLLM refuses), a GPU below SM
+        8.0 (vLLM refuses), a release or backend not checked (named), pipeline parallelism (not
+        checked)."""
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "format",
+            "mxfp4-pack-quantized: Kimi-K3's MXFP4 experts are converted for the MoE backend vLLM picks per GPU: "
+            "name the GPU (--gpu)",
+        )
+    dtype = W.model_dtype_name(config, args.dtype)
+    if dtype != "bfloat16":
+        raise InputError(
+            "--dtype", None, f"torch.{dtype} is not supported for quantization method mxfp4 (supported: torch.bfloat16)"
+        )
+    backend = kimi_k3_mxfp4_backend(par.capability[0] * 10 + par.capability[1], par.vllm_version)
+    check_kimi_k3_modelled(backend, par.vllm_version)
+    if par.pp > 1:
+        raise InputError(
+            "--pipeline-parallel-size", None, "Kimi-K3's MXFP4 checkpoint under pipeline parallelism is not checked"
+        )
+    return backend
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank of one stage (module docstring).
 
     :raises InputError: a quantization method, checkpoint headers, MLA with rope, sizes TP does
         not divide, what :func:`_k3_checks` and :func:`_native_decode` refuse."""
+    backend = None
+    if W.mxfp4_rewritten(config, config.get("quantization_config")):
+        # Mxfp4Config: the routed experts MXFP4, every linear layer, the router and the attention
+        # unquantized (the checkpoint's ``ignore`` list names the rest)
+        backend = _mxfp4_backend(config, par, args)
+        config = {k: v for k, v in config.items() if k != "quantization_config"}
     config, ab = unquantized(config, args, DEFAULTS)
     lin = config.get("linear_attn_config") or {}
     if not isinstance(lin, Mapping):
@@ -218,7 +269,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         elif li in kda:
             _kda(w, lin, h, tp, ab)
         else:
-            _mla(w, config, h, tp, ab)
+            _mla(w, config, h, tp, ab, post_load=backend is not None)
         moe = (
             e is not None
             and li >= W._int(config, "first_k_dense_replace")
@@ -245,7 +296,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if not par.expert_parallel:  # split over TP: each rank's width at least the floor
             floor = W._int(config, "min_moe_intermediate_per_partition")
             inter = floor * tp if tp > 1 and moe_i // tp < floor else moe_i
-        w.experts(n_e, width, inter, par, ab, "moe_intermediate_size")
+        if backend is None:
+            w.experts(n_e, width, inter, par, ab, "moe_intermediate_size")
+            continue
+        e_r, i_r = W.experts_per_rank(n_e, inter, tp, par, "moe_intermediate_size")
+        for kind, nbytes in kimi_k3_mxfp4_experts_bytes(backend, e_r, width, i_r, sm_count=par.sm_count):
+            w.own(kind, nbytes)
+        if par.expert_parallel:
+            w.own("expert map", 4 * n_e, buffer=True)
     return w.result()
 
 

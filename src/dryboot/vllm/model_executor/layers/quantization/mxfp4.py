@@ -14,6 +14,7 @@ build without their compiled kernels' packages.
 from __future__ import annotations
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 
 #: OCP MX block: one e8m0 scale per 32 fp4 values
 MXFP4_BLOCK = 32
@@ -81,3 +82,87 @@ def mxfp4_experts_bytes(
     if biases:
         out += [("experts", e * 2 * ip * act_bytes), ("experts", e * hp * act_bytes)]
     return out
+
+
+#: the releases whose ``Mxfp4MoEMethod`` layouts for Kimi-K3 are checked against vLLM on the meta
+#: device (``quant-recorded-kimik3-<release>.json``)
+KIMI_K3_MXFP4_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0")
+#: releases whose fused-MoE backend lists put Humming ahead of Marlin on SM 9.0
+#: (``humming/priority.py`` ``prioritize_humming``, 0.32+)
+HUMMING_FIRST_RELEASES = ("0.32.0", "0.33.0")
+#: ``mxfp4_round_up_hidden_size_and_intermediate_size`` for a CUDA backend without a rule of its
+#: own (Humming): the intermediate per rank to a multiple of 64, the hidden size as is
+OTHER_INTERMEDIATE_ROUND_UP = 64
+
+
+def kimi_k3_mxfp4_backend(capability: int, release: str) -> str:
+    """The backend ``Mxfp4MoEMethod`` picks for Kimi-K3's MXFP4 experts (``quant_method`` ``mxfp4``
+    after ``KimiK3ForConditionalGenerationConfig``'s rewrite; SiTU activation, 16-bit activations)
+    on a CUDA GPU of ``capability`` (``major * 10 + minor``), as ``select_deepseek_v4_mxfp4_moe_backend``
+    walks ``_get_priority_backends`` (no ``--moe-backend``, the CUDA wheel's packages installed):
+    FlashInfer TRT-LLM (MXFP8 activations) and DeepGEMM are SM 10.x's; on SM 9.0 Humming ranks
+    ahead of Marlin from 0.32.0 (``prioritize_humming``); Marlin otherwise, from SM 8.0.
+
+    :returns: ``"MARLIN"``, ``"HUMMING"`` or the name of an SM 10.x / 12.x choice (refused by
+        :func:`check_kimi_k3_modelled`).
+    :raises InputError: below SM 8.0 (``Mxfp4Config.get_min_capability``: vLLM refuses)."""
+    if capability < 80:
+        raise InputError(
+            "--gpu", None, f"vLLM serves mxfp4 from SM 8.0 (this GPU: SM {capability // 10}.{capability % 10})"
+        )
+    if 100 <= capability < 110:
+        return "FLASHINFER_TRTLLM_MXFP4_MXFP8"
+    if capability >= 110:
+        return f"SM {capability // 10}.{capability % 10}"
+    if capability == 90 and release in HUMMING_FIRST_RELEASES:
+        return "HUMMING"
+    return "MARLIN"
+
+
+def check_kimi_k3_modelled(backend: str, release: str) -> None:
+    """:raises InputError: a release whose Kimi-K3 MXFP4 build is not checked, or a backend whose
+    layout after loading is not modelled (named: SM 10.x's FlashInfer TRT-LLM, 0.32.0's Humming,
+    SM 11.x / 12.x)."""
+    if release not in KIMI_K3_MXFP4_RELEASES:
+        raise InputError(
+            "--vllm",
+            None,
+            f"Kimi-K3's MXFP4 experts (Mxfp4MoEMethod) are checked on vLLM {' / '.join(KIMI_K3_MXFP4_RELEASES)} "
+            f"only, not {release}",
+        )
+    why = {
+        "FLASHINFER_TRTLLM_MXFP4_MXFP8": (
+            "FlashInfer TRT-LLM's shuffled weights and interleaved block scales (SM 10.x; where the installed "
+            "FlashInfer lacks the SiTU activation vLLM falls back to another backend)"
+        ),
+    }
+    if backend.startswith("SM "):
+        raise InputError("--gpu", None, f"Kimi-K3's MXFP4 experts on {backend}: the backend vLLM picks is not checked")
+    if backend in why:
+        raise InputError("--gpu", None, f"Kimi-K3's MXFP4 experts on vLLM's {backend} backend: {why[backend]}")
+
+
+def humming_mxfp4_experts_bytes(e: int, h: int, i: int, *, sm_count: int | None) -> list[tuple[str, int]]:
+    """MXFP4 experts (``e`` local experts, hidden ``h``, intermediate ``i`` per rank) that vLLM
+    0.33's ``HUMMING`` backend serves (SM 9.0): ``create_weights`` takes the intermediate rounded
+    up to :data:`OTHER_INTERMEDIATE_ROUND_UP`; Humming's transform keeps per sub-layer (``w13``:
+    ``n = 2i``, ``k = h``; ``w2``: ``n = h``, ``k = i``) the padded 4-bit weights and the e8m0
+    group scales ``[e, pk / 32, pn]`` (one byte each), no secondary scale; the experts object keeps
+    ``8 x SMs`` int32 locks (:func:`~dryboot.vllm.model_executor.kernels.linear.humming.humming_locks_bytes`)."""
+    ip = _round_up(i, OTHER_INTERMEDIATE_ROUND_UP)
+    out: list[tuple[str, int]] = []
+    for n, k in ((2 * ip, h), (h, ip)):
+        out += humming_tensors(HummingLayer(n=n, k=k, bits=4, group_size=MXFP4_BLOCK, scale_bytes=1, experts=e))
+    sms = sm_count if sm_count is not None else 256
+    return [*out, ("workspace", humming_locks_bytes(sms))]
+
+
+def kimi_k3_mxfp4_experts_bytes(backend: str, e: int, h: int, i: int, *, sm_count: int | None) -> list[tuple[str, int]]:
+    """What Kimi-K3's ``Mxfp4MoEMethod`` experts (no biases) hold after loading under ``backend``
+    (:func:`kimi_k3_mxfp4_backend`): Marlin's layout as :func:`mxfp4_experts_bytes`, or
+    :func:`humming_mxfp4_experts_bytes`.
+
+    :raises InputError: another backend (named)."""
+    if backend == "HUMMING":
+        return humming_mxfp4_experts_bytes(e, h, i, sm_count=sm_count)
+    return mxfp4_experts_bytes(backend, e, h, i, 2, biases=False)
