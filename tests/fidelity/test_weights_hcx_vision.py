@@ -1,6 +1,6 @@
 """HyperCLOVA X SEED vision V1's weights (``models/hyperclovax_vision.py``: ``HCXVisionForCausalLM``,
-served by vLLM 0.27.1 only) against vLLM's own figures: parameter, buffer and allocated bytes of each
-pipeline stage, and vLLM's refusals refused. Needs no vLLM.
+recorded on vLLM 0.27.1; 0.28.0 serves it too, unrecorded) against vLLM's own figures: parameter,
+buffer and allocated bytes of each pipeline stage, and vLLM's refusals refused. Needs no vLLM.
 
 ``data/weights/hcx-vision/recorded-0.27.1.json``: recorded in the 0.27.1 multimodal boot environment
 (``hyperclovax_vision.py`` imports timm) for the tiny config (``data/architectures/``, a linear

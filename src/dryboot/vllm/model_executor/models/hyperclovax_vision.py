@@ -31,7 +31,8 @@ from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 ARCH = "HCXVisionForCausalLM"
 MODALITIES = ("image", "video")
-#: the release that serves it (recorded: ``data/weights/recorded-0.27.1-hcx-vision.json``)
+#: the release its weights are recorded on (``data/weights/recorded-0.27.1-hcx-vision.json``); vLLM 0.28.0
+#: serves it too (not recorded), 0.29+ dropped it (``_PREVIOUSLY_SUPPORTED_MODELS``)
 RELEASES = ("0.27.1",)
 #: ``HCXVisionConfig``'s defaults (vLLM's own config class) the weights read
 DEFAULTS: dict[str, Any] = {"use_nth_layer": -2, "anyres": False, "proj_pos_emb": True, "proj_prenorm": False}
@@ -152,12 +153,13 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     """The wrapper on one rank; ``image_newline`` (a parameter, not a module: ``_mark_tower_model``
     keeps it when the tower is off) under ``anyres``.
 
-    :raises InputError: another release (vLLM 0.27.1 serves it), what :func:`_checks` refuses."""
+    :raises InputError: another release (recorded on vLLM 0.27.1 only), what :func:`_checks` refuses."""
     if par.vllm_version not in RELEASES:
         raise InputError(
             "config.json",
             "architectures",
-            f"{ARCH}: served by vLLM {', '.join(RELEASES)} only, not {par.vllm_version}",
+            f"{ARCH}: weights recorded on vLLM {', '.join(RELEASES)} only, not {par.vllm_version} (vLLM 0.28.0 "
+            "serves it too, 0.29+ no longer)",
         )
     _checks(config)
     text_arch = wrapped_text_architecture(config, ARCH)
