@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -22,19 +21,16 @@ from pathlib import Path
 
 
 def _declare_torchvision_ops() -> object:
-    """torchvision on PyPI is a CUDA build whose ops cannot load next to CPU torch: declare its two
-    op schemas so transformers' image processors import (as the oracle does,
-    ``dryboot.boot.engine_start._declare_torchvision_ops``); nothing under a CUDA torch."""
-    import torch
-
-    if torch.version.cuda is not None:
-        return None
-    with contextlib.suppress(Exception):
-        lib = torch.library.Library("torchvision", "DEF")
-        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        return lib
-    return None
+    """The oracle's own ``dryboot.boot.engine_start._declare_torchvision_ops`` (torchvision's two op
+    schemas under a CPU torch, so transformers' image processors import), loaded from its file: this
+    script runs in a vLLM venv, where dryboot is not installed."""
+    path = Path(__file__).resolve().parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
+    spec = importlib.util.spec_from_file_location("dryboot_engine_start", path)
+    assert spec is not None and spec.loader is not None
+    oracle = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = oracle  # its dataclasses look their module up
+    spec.loader.exec_module(oracle)
+    return oracle._declare_torchvision_ops()
 
 
 def _serve_parser_module() -> str:
