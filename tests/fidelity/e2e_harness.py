@@ -45,6 +45,12 @@ COMPARED = ("block_size", "groups", "num_blocks", "tokens", "concurrency", "max_
 # --------------------------------------------------------------------------- cases
 
 
+def oracle_jobs() -> int:
+    """How many oracle processes a live run starts: ``DRYBOOT_E2E_JOBS``, else one a core up to two
+    (each process holds one vLLM import, ~1 GB)."""
+    return int(os.environ.get("DRYBOOT_E2E_JOBS", str(min(2, os.cpu_count() or 1))))
+
+
 def vllm_version(python: str) -> str:
     """The vLLM release installed beside interpreter ``python`` (a boot environment's)."""
     return subprocess.run(
@@ -1567,7 +1573,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=int(os.environ.get("DRYBOOT_E2E_CASES", "300")))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("DRYBOOT_E2E_SEED", "0")))
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("DRYBOOT_E2E_JOBS", "2")))
+    ap.add_argument("--jobs", type=int, default=oracle_jobs())
     ap.add_argument("--report", default=os.environ.get("DRYBOOT_E2E_REPORT") or str(REPO / ".e2e-report.json"))
     ap.add_argument("--python", default=os.environ.get("DRYBOOT_VLLM_PYTHON"))
     ap.add_argument("--show", type=int, default=50, help="disagreements to print (all are in the report)")

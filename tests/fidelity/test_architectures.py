@@ -338,7 +338,7 @@ def _live(python: str, architectures: list[str], with_defaults: bool) -> None:
             if a not in later
             for i, argv in enumerate(DEFAULTS_FLAG_SETS)
         ]
-    runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
+    runner = H.OracleRunner(python, jobs=H.oracle_jobs())
     res = runner.run([c.oracle_input() for c in cases])
     problems = []
     for c in cases:

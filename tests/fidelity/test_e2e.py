@@ -1023,7 +1023,7 @@ def test_dryboot_matches_recorded(rec: Recorded) -> None:
 def test_e2e_agreement(vllm_python: str) -> None:
     n = int(os.environ.get("DRYBOOT_E2E_CASES", "300"))
     seed = int(os.environ.get("DRYBOOT_E2E_SEED", "0"))
-    jobs = int(os.environ.get("DRYBOOT_E2E_JOBS", str(min(2, os.cpu_count() or 1))))
+    jobs = H.oracle_jobs()
     report_path = Path(os.environ.get("DRYBOOT_E2E_REPORT") or (H.REPO / ".e2e-report.json"))
     cases = H.generate_cases(n, seed, _workdir())
     rep = H.run_harness(cases, vllm_python, jobs=jobs)
