@@ -333,7 +333,9 @@ class AttentionSelectorConfig:
     ``fa4_forced`` (see :func:`flash_attn_version`), ``encoder_only``
     (``AttentionType.ENCODER_ONLY`` layers) and ``mm_prefix_composites`` (the release's switch:
     a multimodal-prefix LM on SM 10.x tries ``TRITON_FLASHINFER`` first). ``index_topk``: the
-    sparse-attention indexer's top-k from the model's config (``None``: none there)."""
+    sparse-attention indexer's top-k from the model's config (``None``: none there).
+    ``quantized_mm_prefix_triton``: the release's switch
+    (:attr:`~dryboot.vllm.versions.VersionRules.fa_quantized_mm_prefix_sm90`)."""
 
     head_size: int
     kv_cache_dtype: str
@@ -350,6 +352,7 @@ class AttentionSelectorConfig:
     num_heads: int = 0
     mm_prefix_composites: bool = False
     index_topk: int | None = None
+    quantized_mm_prefix_triton: bool = False
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -468,9 +471,14 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
     if encoder_only and backend.name not in ENCODER_ONLY_BACKENDS:
         reasons.append("attention type AttentionType.ENCODER_ONLY not supported")
     version = flash_attn_version(head_size, fa4_forced, cap)
-    if quantized and not ((version == 3 and cap[0] == 9) or (version == 4 and cap[0] == 10)):
+    # supports_combination returns its first reason: on 0.31+ SM 9.0 a quantized cache of a
+    # multimodal-prefix LM stops there
+    triton_only = fa and mm_prefix and layer.quantized_mm_prefix_triton and cap == (9, 0)
+    if triton_only and is_quantized_kv_cache(kv_cache_dtype):
+        reasons.append("SM90 FP8 KV with mm_prefix requires Triton")
+    elif quantized and not ((version == 3 and cap[0] == 9) or (version == 4 and cap[0] == 10)):
         reasons.append("FP8 KV cache requires FA3 on SM90 or FA4 on SM100")
-    if fa and mm_prefix and version != 4:
+    if fa and mm_prefix and version != 4 and not (triton_only and is_quantized_kv_cache(kv_cache_dtype)):
         reasons.append(
             "mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4, which does not resolve for "
             "this head_size"
@@ -480,6 +488,12 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
         reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
     reasons.extend(_capability_reasons(backend.name, layer))
     return reasons
+
+
+def is_quantized_kv_cache(kv_cache_dtype: str) -> bool:
+    """Whether a ``--kv-cache-dtype`` stores quantized values: fp8 of any kind, a per-token-head
+    int cache, nvfp4 (``utils/torch_utils.py`` ``is_quantized_kv_cache``)."""
+    return kv_cache_dtype.startswith(("fp8", "nvfp4")) or kv_cache_dtype.endswith("per_token_head")
 
 
 def backend_table(flashinfer_nvfp4: bool = False, trtllm_nvfp4: bool = False) -> dict[str, AttentionBackend]:

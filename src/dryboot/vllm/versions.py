@@ -96,6 +96,12 @@ class VersionRules:
     :param fa4_fp8_block: on SM90 an fp8 KV cache with head size 512 is served by FlashAttention 4,
         whose kernel reads 64-token pages (0.31+: ``v1/attention/backends/flash_attn.py``
         ``_get_sm90_fa4_fp8_kv_block_size``), or ``None``.
+    :param fa_quantized_mm_prefix_sm90: FlashAttention refuses a quantized KV cache (fp8, per-token-head,
+        nvfp4) of a multimodal-prefix LM on SM 9.0 ("SM90 FP8 KV with mm_prefix requires Triton"), so
+        its head-512 fp8 layers are served by the Triton/FlashAttention composite
+        (``TRITON_FLASH_ATTN``, FlashAttention 4's 64-token pages) unless a ``--block-size`` those
+        pages do not divide precludes it, and Triton serves every layer (0.31+: ``flash_attn.py``
+        ``FlashAttentionBackend.supports_combination``; ``platforms/cuda.py``'s "precluded" warning).
     :param mimo_v2_cache_config: MiMo-V2-Flash's attention layers are built with the cache config
         (0.32+: ``mimo_v2.py`` passes ``cache_config``, its ``sliding_window`` cleared), so
         ``--kv-cache-dtype`` applies to them; before, they keep the model dtype.
@@ -292,6 +298,7 @@ class VersionRules:
     mamba_cache_mode_ignored: bool = False
     mamba_all_deprecated: bool = False
     fa4_fp8_block: int | None = None
+    fa_quantized_mm_prefix_sm90: bool = False
     mimo_v2_cache_config: bool = False
     v2_runner_v1_methods: frozenset[str] | None = None
     pp_draft_models: bool = False
@@ -460,6 +467,7 @@ _V031 = replace(
     unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
     fa4_fp8_block=64,
+    fa_quantized_mm_prefix_sm90=True,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     sparse_mla_pool_row_aligned=True,

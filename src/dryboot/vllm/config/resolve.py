@@ -28,6 +28,7 @@ from dryboot.vllm.backends import (
     custom_backend,
     default_backend,
     invalid_reasons,
+    is_quantized_kv_cache,
     priorities,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
@@ -168,7 +169,18 @@ def backend_for(
         return handed
     fa4 = rules.fa4_fp8_block if gpu.capability[0] == 9 else None
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
-    if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
+    # 0.31+ on SM 9.0: a multimodal-prefix LM's fp8 layers at head size 512 are served by the
+    # Triton/FlashAttention composite (TRITON_FLASH_ATTN), whose kernel pages are FlashAttention 4's;
+    # a --block-size they do not divide precludes it, and Triton serves the layer
+    precluded = (
+        rules.fa_quantized_mm_prefix_sm90
+        and model.attn.mm_prefix_lm
+        and gpu.capability == (9, 0)
+        and args.block_size is not None
+        and fa4 is not None
+        and args.block_size % fa4 != 0
+    )
+    if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512 and not precluded:
         # FlashAttention 4 serves fp8 at head size 512 on SM90 with 64-token kernel pages
         # (flash_attn.py _get_sm90_fa4_fp8_kv_block_size); FLASH_ATTN leads the priorities
         fa = BACKENDS["FLASH_ATTN"]
@@ -189,6 +201,7 @@ def backend_for(
         model.num_attention_heads // max(1, args.tensor_parallel_size),
         rules.mm_prefix_composites,
         model.attn.index_topk,
+        rules.fa_quantized_mm_prefix_sm90,
     )
     backend = _resolve_backend(
         name,
@@ -1151,7 +1164,7 @@ def _drafter_caches(
         # CacheOnlyAttentionLayer's check
         if kv_dtype in ("auto", "bfloat16", "float16"):
             d_dtype = kv_dtype
-        elif kv_dtype.startswith(("fp8", "nvfp4")) or kv_dtype.endswith("per_token_head"):
+        elif is_quantized_kv_cache(kv_dtype):
             d_dtype = "auto"
         else:
             raise InputError(
