@@ -110,6 +110,13 @@ class VersionRules:
         ``_get_v2_model_runner_unsupported_features``); ``None``: V2 only for the default-V2
         architectures and dense models (0.27.1, 0.28.0). It matters with pipeline parallelism:
         async scheduling keeps PP + 1 batches in flight on V2, PP on V1.
+    :param v2_runner_lacks_mamba_all: the V2 model runner does not support ``--mamba-cache-mode all``,
+        which then keeps the V1 runner (0.30, 0.31: ``_get_v2_model_runner_unsupported_features``).
+    :param v1_runner_refuses: what the V1 model runner refuses, of what dryboot reads
+        (``_validate_v1_model_runner``, "Model Runner V1 does not support: ..."): ``dspark`` (0.29+),
+        ``mixed_dflash`` (a DFlash drafter mixing sliding and full layers, 0.29+), ``dflash2`` (0.29,
+        0.30). (0.31+'s "pipeline parallelism with async scheduling" is not raised where dryboot's
+        inputs reach V1: the oracle serves ``--mamba-cache-mode all -pp 2`` and ``ngram_gpu -pp 2``.)
     :param pp_draft_models: a drafter with layers (MTP, EAGLE, DFlash) runs under pipeline
         parallelism, on the last stage (0.30+); before, its draft model config fails
         ``verify_with_parallel_config`` (no ``SupportsPP``).
@@ -301,6 +308,8 @@ class VersionRules:
     fa_quantized_mm_prefix_sm90: bool = False
     mimo_v2_cache_config: bool = False
     v2_runner_v1_methods: frozenset[str] | None = None
+    v2_runner_lacks_mamba_all: bool = False
+    v1_runner_refuses: frozenset[str] = frozenset()
     pp_draft_models: bool = False
     pp_text_model_named: frozenset[str] = frozenset()
     pp_submodel_unvalidated: bool = False
@@ -419,6 +428,7 @@ _V028 = VersionRules("0.28.0", kda_full_rank_gate=True, kda_prefill_checkpoints=
 _V029 = replace(
     _V028,
     version="0.29.0",
+    v1_runner_refuses=frozenset({"dspark", "mixed_dflash", "dflash2"}),
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
     unverified_architectures=_REMOVED_IN_029,
     # Kimi-K3's KDA layers' MambaSpec gains the FlashKDA prefill checkpoint block (kimi_k3/nvidia/kda.py
@@ -437,6 +447,7 @@ _V029 = replace(
 _V030 = replace(
     _V029,
     version="0.30.0",
+    v2_runner_lacks_mamba_all=True,
     engine_block_all_groups=False,
     # its registry has no MiniCPM-V 4.7 (0.32+) but resolves it to the Transformers modeling backend
     unverified_architectures=_V029.unverified_architectures | {"MiniCPMV4_7ForConditionalGeneration"},
@@ -463,6 +474,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
+    v1_runner_refuses=frozenset({"dspark", "mixed_dflash"}),
     # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
     unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
@@ -483,6 +495,7 @@ _V031 = replace(
 _V032 = replace(
     _V031,
     version="0.32.0",
+    v2_runner_lacks_mamba_all=False,
     sparse_mla_pool_row_aligned=False,
     kernel_block_stride_alignment=True,
     input_norm_towers=frozenset(

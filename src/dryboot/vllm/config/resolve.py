@@ -527,10 +527,13 @@ def uses_v2_model_runner(
     speculative method is one V2 lacks. In 0.27.1/0.28.0: forced by a DFlash drafter mixing
     sliding and full layers (or a DFlash2 one); never with a speculative method V2 lacks (ngram,
     suffix, ...) or EAGLE3 under pipeline parallelism; else the default-V2 architectures, and
-    other models unless hybrid, attention-free or MoE."""
+    other models unless hybrid, attention-free or MoE. On 0.30 / 0.31 ``--mamba-cache-mode all``
+    keeps the V1 runner (``rules.v2_runner_lacks_mamba_all``)."""
     method = args.speculative_method
     v1_methods = rules.v2_runner_v1_methods if rules is not None else None
     if v1_methods is not None:
+        if rules is not None and rules.v2_runner_lacks_mamba_all and args.mamba_cache_mode == "all":
+            return False
         return method not in v1_methods
     if method == "dflash" and drafter is not None:
         kinds = drafter.model.layer_kinds
@@ -549,6 +552,28 @@ def uses_v2_model_runner(
     if (model.is_hybrid and not default_v2) or model.mamba.attention_free:
         return False
     return default_v2 or model.parallel.num_experts == 0
+
+
+def v1_runner_refusal(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules
+) -> str | None:
+    """What vLLM's V1 model runner refuses of this configuration, in its words ("Model Runner V1 does not
+    support: ..."), or ``None``: the V2 runner serves it, or V1 supports it (0.29+:
+    ``VllmConfig._validate_v1_model_runner``; the features of ``rules.v1_runner_refuses``)."""
+    if rules.v2_runner_v1_methods is None or uses_v2_model_runner(model, args, drafter, rules):
+        return None
+    refuses, method = rules.v1_runner_refuses, args.speculative_method
+    unsupported = []
+    if "dspark" in refuses and method == "dspark":
+        unsupported.append("dspark speculative decoding")
+    if method == "dflash" and drafter is not None:
+        kinds = drafter.model.layer_kinds
+        sliding = sum(k is LayerKind.SLIDING for k in kinds)
+        if "mixed_dflash" in refuses and 0 < sliding < len(kinds):
+            unsupported.append("mixed sliding/full dflash drafts")
+        if "dflash2" in refuses and drafter.model.architecture == "DFlash2DraftModel":
+            unsupported.append("dflash2 drafts")
+    return f"Model Runner V1 does not support: {', '.join(unsupported)}" if unsupported else None
 
 
 def async_scheduling_blocker(args: EngineArgs, rules: VersionRules) -> str | None:
@@ -844,6 +869,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         "extract_hidden_states" if hidden_states else (drafter.method if drafter else None),
         rules.pp_draft_models,
     )
+    v1_refusal = v1_runner_refusal(model, args, drafter, rules)
+    if v1_refusal is not None:
+        # VllmConfig.__post_init__ on the V1 model runner (a V1 speculative method, or 0.30 / 0.31's
+        # --mamba-cache-mode all)
+        flag = "--mamba-cache-mode" if args.mamba_cache_mode == "all" else "--speculative-config"
+        raise InputError(flag, None, f"{v1_refusal} (vLLM {rules.version}'s V1 model runner)")
     mla_head = drafter is not None and drafter.model.family == "deepseek" and drafter.method == "eagle3"
     if mla_head and drafter is not None and args.pipeline_parallel_size > 1:
         # recorded on 0.30.0 / 0.33.0 (data/pipeline/); 0.27.1 / 0.28.0 refuse it earlier
