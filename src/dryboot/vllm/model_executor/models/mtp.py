@@ -17,6 +17,8 @@ pipeline stage, per rank, in the target's dtype and quantization:
   (else ``num_nextn_predict_layers``, else 1);
 * DeepSeek, per layer of ``num_nextn_predict_layers``: ``enorm``, ``hnorm``, ``shared_head.norm``
   ``[H]`` and ``eh_proj`` (replicated, unquantized ``[H, 2 H]``);
+* Bailing-V2.5 (``bailing_moe_mtp.py``): its own module,
+  :func:`~dryboot.vllm.model_executor.models.bailing_moe_linear.mtp_weights`;
 * the embedding and the LM head (``shared_head.head``) are the target's: vLLM shares them with an
   MTP drafter unconditionally (``_maybe_share_embeddings`` / ``_maybe_share_lm_head``), the
   embedding only without pipeline parallelism (refused by name there); the rotary table is the
@@ -217,6 +219,10 @@ def mtp_weights(
     quant = W.quant_from_config(target_config, hf_quant)
     if (why := mtp_release_refusal(arch, vllm_version)) is not None:
         raise InputError("--speculative-config", "method", why)
+    if arch == "BailingMoeV2_5ForCausalLM":
+        from dryboot.vllm.model_executor.models import bailing_moe_linear  # at call: Bailing-V2.5 targets only
+
+        return bailing_moe_linear.mtp_weights(target_config, par, dtype=dtype, vllm_version=vllm_version)
     if arch in QWEN_MTP:
         n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
         kv_scales = quant.method is not None and _qwen_mtp_unquantized(quant, target_config, hf_quant, n, arch)
@@ -274,5 +280,5 @@ def mtp_weights(
     raise InputError(
         "--speculative-config",
         "method",
-        f"the MTP layers of {arch} are not modelled (Qwen3-Next, Qwen3.5 and DeepSeek-V2/V3 targets are)",
+        f"the MTP layers of {arch} are not modelled (Qwen3-Next, Qwen3.5, DeepSeek-V2/V3 and Bailing-V2.5 targets are)",
     )
