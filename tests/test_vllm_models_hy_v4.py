@@ -49,7 +49,7 @@ def test_sparse_layers_keep_an_indexer_where_indexer_types_is_full() -> None:
     assert model.sparse_mla and model.attn.indexer_head_size == 132
     extra = extra_of(model, hy_v4.SparseLayers)
     assert extra is not None and extra.sinks and not extra.indexed and extra.refusal is None
-    # 0.29.0 / 0.30.0 build every layer dense MLA (their transformers' HYV4Config)
+    # 0.29.0 / 0.30.0 build every layer dense MLA (their transformers renames the sparse layer type)
     assert extra.dense is not None and extra.dense.layer_kinds == (mla,) * 6 and not extra.dense.sparse_mla
     for version in ("0.29.0", "0.30.0"):
         assert hy_v4.for_release(model, rules_for(version)) is extra.dense

@@ -1,5 +1,5 @@
 """HY V4 (``HYV4ForCausalLM``, vLLM 0.29.0-0.33.0's ``vllm/models/hy_v4``; every layer dense MLA on 0.29.0 /
-0.30.0, whose transformers' own ``HYV4Config`` reads the config) against each release's own engine
+0.30.0, whose transformers renames the sparse layer type to ``indexed_attention``) against each release's own engine
 start on the tiny configs of ``hy_v4_cases.py`` (``record_hy_v4.py``, ``data/hy-v4/``): every
 served case's block, groups, blocks, tokens, concurrency, group members and KV cache lines are
 dryboot's; every refusal is the same refusal, or one dryboot makes by name where vLLM serves what

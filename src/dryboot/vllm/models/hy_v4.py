@@ -1,5 +1,5 @@
 """HY V4 (``HYV4ForCausalLM``; vLLM 0.29.0-0.33.0's ``vllm/models/hy_v4/nvidia``, config class vLLM's
-own ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``, on 0.29.0 / 0.30.0 their transformers' own):
+own ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``):
 MLA layers, sparse where ``layer_types`` says so, with a lightning indexer whose top-k some sparse
 layers share, learned per-head sinks and an output gate, on ``hc_mult`` residual channels (iHC).
 
@@ -32,13 +32,14 @@ KV cache, as ``HYV4MLAAttention`` builds it (recorded on tiny configs, ``tests/f
   for any MLA model.
 
 Per release (:func:`for_release`, recorded on the same tiny configs on each): before 0.32.0
-``HYV4MLAAttention``'s sparse layer types lack ``indexed_attention`` (transformers' name). On 0.29.0 /
-0.30.0 the config is read by their transformers' own ``HYV4Config`` (5.19 / 5.24), whose layers are
-``indexed_attention``: every layer is dense MLA whatever ``layer_types`` says (no indexer, no
-``indexer_types`` check, the sink dropped; a named sparse backend refused as for any dense MLA model).
-On 0.31.0 vLLM's own class reads it as on 0.32.0, but its transformers' ``layer_types`` validation
-refuses ``indexed_attention``. The weights are sized on 0.32.0 / 0.33.0 only (0.29.0 / 0.30.0 dense,
-0.31.0's indexer ``k_norm`` in the model dtype: not recorded, refused by name).
+``HYV4MLAAttention``'s sparse layer types lack ``indexed_attention``, the name transformers 5.18+
+gives ``deepseek_sparse_attention`` when a config is read. On 0.29.0 / 0.30.0 (transformers 5.19 /
+5.24) every sparse layer type is so renamed: every layer is dense MLA whatever ``layer_types`` says
+(no indexer, no ``indexer_types`` check, the sink dropped; a named sparse backend refused as for any
+dense MLA model). On 0.31.0 (transformers 5.17) the layers are built as on 0.32.0, but its
+``layer_types`` validation refuses ``indexed_attention``. The weights are sized on 0.32.0 / 0.33.0
+only (0.29.0 / 0.30.0 dense, 0.31.0's indexer ``k_norm`` in the model dtype: not recorded, refused by
+name).
 
 Not modelled (refused by name): dense beside sparse layers in one model (two MLA backends in one
 group); the MTP drafter (``HYV4MTPModel``). The weights are sized in
@@ -88,8 +89,8 @@ INDEXED_TYPE = "indexed_attention"
 #: layer types name it; 0.31.0's refuses the config, recorded)
 INDEXED_RELEASES = ("0.32.0", "0.33.0")
 #: the releases that build every HY V4 layer dense MLA, whatever ``layer_types`` says (recorded: their
-#: transformers' own ``HYV4Config`` reads the config and names the layers ``indexed_attention``, which
-#: their ``HYV4MLAAttention``'s sparse layer types lack)
+#: transformers, 5.19 / 5.24, renames ``deepseek_sparse_attention`` to ``indexed_attention`` when the config
+#: is read, which their ``HYV4MLAAttention``'s sparse layer types lack)
 DENSE_RELEASES = ("0.29.0", "0.30.0")
 #: the releases that build its layers as ``layer_types`` says (vLLM's own ``HYV4Config``)
 SPARSE_RELEASES = ("0.31.0", "0.32.0", "0.33.0")

@@ -178,7 +178,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         experts (vLLM's ValueError), no ``max_num_batched_tokens``."""
     if par.vllm_version not in RELEASES:
         how = (
-            "builds every layer dense MLA (its transformers' HYV4Config)"
+            "builds every layer dense MLA (its transformers renames the sparse layer type)"
             if par.vllm_version in DENSE_RELEASES
             else "builds the indexer's k_norm in the model dtype, not float32"
         )
