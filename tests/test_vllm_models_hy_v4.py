@@ -18,6 +18,7 @@ from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import parse_gpu
 from dryboot.vllm.models import hy_v4
 from dryboot.vllm.transformers_utils.config import geometry_from_config
+from dryboot.vllm.versions import rules_for
 
 CONFIGS = Path(__file__).resolve().parent / "fidelity" / "data" / "hy-v4" / "configs"
 
@@ -46,7 +47,13 @@ def test_sparse_layers_keep_an_indexer_where_indexer_types_is_full() -> None:
     mla, idx = LayerKind.MLA, LayerKind.MLA_INDEXER
     assert model.layer_kinds == (idx, mla, mla, mla, idx, mla, mla, idx, mla)
     assert model.sparse_mla and model.attn.indexer_head_size == 132
-    assert extra_of(model, hy_v4.SparseLayers) == hy_v4.SparseLayers(sinks=True)
+    extra = extra_of(model, hy_v4.SparseLayers)
+    assert extra is not None and extra.sinks and not extra.indexed and extra.refusal is None
+    # 0.29.0 / 0.30.0 build every layer dense MLA (their transformers renames the sparse layer type)
+    assert extra.dense is not None and extra.dense.layer_kinds == (mla,) * 6 and not extra.dense.sparse_mla
+    for version in ("0.29.0", "0.30.0"):
+        assert hy_v4.for_release(model, rules_for(version)) is extra.dense
+    assert hy_v4.for_release(model, rules_for("0.31.0")) is model
     # HYV4Config's num_nextn_predict_layers (1): the MTP module counted, refused as a drafter
     assert model.mtp.num_mtp_layers == 1 and model.mtp.mtp_kind is None
 
@@ -73,9 +80,42 @@ def test_refusals(changes: dict[str, Any], words: str | None) -> None:
         # q_lora_rank left out takes HYV4Config's 1536: planned
         assert geometry_from_config(cfg).sparse_mla
         return
-    with pytest.raises(InputError) as err:
-        geometry_from_config(cfg)
-    assert words in str(err.value)
+    if "layer_types" in changes and "sparse" not in changes["layer_types"]:
+        with pytest.raises(InputError, match=words):
+            geometry_from_config(cfg)  # no reading of any release takes it
+        return
+    # refused where the layers are built as layer_types says (0.31.0+); 0.29.0 / 0.30.0 build every
+    # layer dense MLA (no indexer_types check: recorded, tests/fidelity/test_hy_v4.py)
+    model = geometry_from_config(cfg)
+    for version in ("0.31.0", "0.32.0", "0.33.0"):
+        with pytest.raises(InputError) as err:
+            hy_v4.for_release(model, rules_for(version))
+        assert words in str(err.value)
+    for version in ("0.29.0", "0.30.0"):
+        assert not hy_v4.for_release(model, rules_for(version)).sparse_mla
+
+
+def test_indexed_attention_per_release() -> None:
+    """transformers' name of a sparse layer: sparse on 0.32.0+, refused by 0.31.0's transformers'
+    layer-type validation, dense (as every layer) on 0.29.0 / 0.30.0; 0.28.0 lacks HY V4 (refused
+    as such later, not by this)."""
+    model = geometry_from_config(_config("hyv4-indexed"))
+    assert model.sparse_mla
+    assert hy_v4.for_release(model, rules_for("0.33.0")) is model
+    with pytest.raises(InputError, match="validate_layer_type"):
+        hy_v4.for_release(model, rules_for("0.31.0"))
+    assert not hy_v4.for_release(model, rules_for("0.30.0")).sparse_mla
+    assert hy_v4.for_release(model, rules_for("0.28.0")) is model
+
+
+def test_the_dense_releases_hand_no_sink_backend() -> None:
+    """On 0.30.0 the sparse config's layers are dense: no FLASHMLA_SPARSE handed, no sparse probe."""
+    model = geometry_from_config(_config())
+    args = EngineArgs(gpu=parse_gpu("A100-80GB"), vllm_version="0.30.0")
+    hy_v4.check_backend(model, args)
+    h200 = EngineArgs(gpu=parse_gpu("H200"), vllm_version="0.30.0")
+    assert hy_v4.engine_args(model, h200) is h200
+    assert hy_v4.engine_args(model, h200.evolve(vllm_version="0.33.0")).attention_backend == "FLASHMLA_SPARSE"
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,11 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "hy-v4"
 CONFIGS = DATA / "configs"
 VERSION = "0.33.0"
-#: the releases whose engine start is recorded (``data/hy-v4/vllm-<release>.json``; 0.29-0.31's
-#: model files build indexed_attention layers dense, and HY V4 is not planned there)
-RELEASES = ("0.32.0", "0.33.0")
+#: the releases whose engine start is recorded (``data/hy-v4/vllm-<release>.json``)
+RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: the releases that build every layer dense MLA (their transformers renames deepseek_sparse_attention to
+#: indexed_attention, which their model file does not take as sparse): ``models/hy_v4.py`` DENSE_RELEASES
+DENSE_RELEASES = ("0.29.0", "0.30.0")
 RECORD = DATA / f"vllm-{VERSION}.json"
 
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]

@@ -301,6 +301,13 @@ for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
 for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
     ARCHITECTURES[_release]["WhisperForConditionalGeneration"] = "its decoder's self- and cross-attention caches"
 
+# HY V4 (vllm/models/hy_v4, in 0.29.0-0.31.0's registries too): 0.31.0 builds it as 0.32.0 does; 0.29.0 /
+# 0.30.0's transformers renames the sparse layer type to indexed_attention, which their model file builds dense
+for _release in ("0.29.0", "0.30.0", "0.31.0"):
+    ARCHITECTURES[_release]["HYV4ForCausalLM"] = (
+        "its sparse MLA layers (shared top-k, learned sinks on FLASHMLA_SPARSE)"
+    )
+
 
 # multimodal models served by the Transformers backend (TransformersMultiModalForCausalLM) on every
 # release: base.py's attention instances over text_config (0.32+ name the layers by their module), Emu3's

@@ -40,11 +40,6 @@ KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
         "Step5's DSA layers choose their backend themselves; dryboot refuses SM 12.x by name, vLLM in its own words "
         "(Step5 DSA requires SM90, SM100 or SM103; FlashAttention 2 stores no fp8)",
     ),
-    "hyv4": (
-        ("0.29.0", "0.30.0", "0.31.0"),
-        "HYV4ForCausalLM is planned on 0.32.0 / 0.33.0 only: earlier releases build its layers otherwise (dense MLA "
-        "here), refused by name as not verified",
-    ),
     "longcat": (
         ("0.27.1", "0.31.0"),
         "vLLM 0.27.1 / 0.31.0 build LongCat-Flash with transformers' default 56 layers whatever num_layers says "

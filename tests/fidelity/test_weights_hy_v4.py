@@ -117,7 +117,15 @@ def test_other_layer_types_refused_by_name() -> None:
 
 @pytest.mark.parametrize(
     ("capability", "version", "words"),
-    [(None, "0.33.0", "name the GPU"), ((8, 0), "0.32.0", "not recorded"), ((9, 0), "0.31.0", "0.32.0 / 0.33.0 only")],
+    [
+        (None, "0.33.0", "name the GPU"),
+        ((8, 0), "0.32.0", "not recorded"),
+        # the KV cache is planned there (issue 37), the weights not recorded: the registry guard's reasons
+        ((9, 0), "0.31.0", "0.31.0: HYV4ForCausalLM's weights on this release are not modelled .*k_norm"),
+        ((9, 0), "0.30.0", "0.30.0: HYV4ForCausalLM's weights on this release are not modelled .*dense MLA"),
+        ((9, 0), "0.29.0", "0.29.0: HYV4ForCausalLM's weights .*renames the sparse layer type"),
+        ((9, 0), "0.28.0", "vLLM 0.28.0's registry has no HYV4ForCausalLM"),
+    ],
 )
 def test_refused_by_name(capability: tuple[int, int] | None, version: str, words: str) -> None:
     par = Parallel(capability=capability, vllm_version=version)

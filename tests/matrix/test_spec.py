@@ -205,3 +205,60 @@ def test_any_text_is_a_matrix_or_one_input_error(tmp_path: Path, text: str) -> N
         load_matrix(p, tmp_path / "work")
     except InputError as exc:
         assert "\n" not in exc.line()
+
+
+#: a matrix of the tiny Qwen3 with one ``vllm serve`` flag set (FLAGS) and modelled arms (ARMS)
+ENGRAM = "vllm serve --max-model-len 4096 --engram-config '{\\\"cpu_offload\\\": false}'"
+
+
+def _serve_matrix(tmp_path: Path, flags: str, arms: dict[str, str], version: str | None = None) -> Path:
+    text = f'gpus = ["H100"]\n[models]\nm = "{QWEN3_06B}"\n[flags]\na = "{flags}"\n'
+    text = (f'vllm-version = "{version}"\n' if version else "") + text
+    for name, release in arms.items():
+        text += f'[arms.{name}]\nvllm-version = "{release}"\n'
+    return write_matrix(tmp_path, text)
+
+
+def test_a_serve_line_is_read_by_its_own_release(tmp_path: Path) -> None:
+    """An option only newer releases have (--engram-config, 0.30.0+) is taken where every release
+    that starts the flag set has it (issue 37: 0.28.0's table read it before, whatever the release)."""
+    m = load_matrix(_serve_matrix(tmp_path, ENGRAM, {"new": "0.33.0", "mid": "0.30.0"}), tmp_path / "work")
+    assert m.vllm_version == "0.33.0"
+    assert m.flag_sets[0].argv == ("--max-model-len", "4096", "--engram-config", '{"cpu_offload": false}')
+    # 0.31.2 reads 0.31.0's table
+    load_matrix(_serve_matrix(tmp_path, ENGRAM, {"a": "0.31.2"}), tmp_path / "work")
+
+
+@pytest.mark.parametrize(
+    ("arms", "version", "said"),
+    [
+        # an arm of an older release: its parser refuses the option, naming the arm and the release
+        ({"new": "0.33.0", "old": "0.29.0"}, None, "flags.a: arm old (vLLM 0.29.0): --engram-config: vLLM 0.29.0's"),
+        # dryboot's own plan of each cell on 0.28.0 (the matrix's vllm-version)
+        ({"new": "0.33.0"}, "0.28.0", "flags.a: arm dryboot (vLLM 0.28.0): --engram-config"),
+        # two starters on one release are both named
+        ({"x": "0.27.1", "y": "0.27.1"}, "0.33.0", "arms x, y (vLLM 0.27.1)"),
+    ],
+)
+def test_a_serve_line_a_starting_release_lacks_is_refused_by_name(
+    tmp_path: Path, arms: dict[str, str], version: str | None, said: str
+) -> None:
+    with pytest.raises(InputError) as err:
+        load_matrix(_serve_matrix(tmp_path, ENGRAM, arms, version), tmp_path / "work")
+    assert said in err.value.line(), err.value.line()
+    assert "has no such option" in err.value.line()
+
+
+def test_an_option_a_newer_release_dropped_is_refused_there(tmp_path: Path) -> None:
+    """The other way round: 0.28.0's --enable-bf16x3-router-gemm is gone from 0.33.0's parser."""
+    line = "vllm serve --enable-bf16x3-router-gemm"
+    assert load_matrix(_serve_matrix(tmp_path, line, {"a": "0.28.0"}), tmp_path / "work").flag_sets[0].argv == (
+        "--enable-bf16x3-router-gemm",
+    )
+    with pytest.raises(InputError, match=r"arm b \(vLLM 0\.33\.0\): --enable-bf16x3-router-gemm"):
+        load_matrix(_serve_matrix(tmp_path, line, {"a": "0.28.0", "b": "0.33.0"}), tmp_path / "work")
+
+
+def test_an_option_no_release_has_is_refused_as_the_matrix_release_says(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"flags\.a: --no-such-flag: vLLM 0\.30\.0's 'vllm serve' has no such option"):
+        load_matrix(_serve_matrix(tmp_path, "vllm serve --no-such-flag 1", {"a": "0.30.0"}, "0.30.0"), tmp_path)

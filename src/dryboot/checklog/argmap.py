@@ -340,7 +340,7 @@ def map_args(
             args, flags, more = _attention_config(value, args, flags, where)
             notes.extend(more)
         elif key == "engram_config" and plan:
-            engram_cpu_offload, more = _engram_config(value, logged, where)
+            engram_cpu_offload, more = engram_config(value, logged, where)
             notes.extend(more)
         elif key == "engram_config":
             # a logged boot: where the n-gram tables live is in its logged weights, no KV figure reads it
@@ -409,7 +409,7 @@ def map_args(
 _ENGRAM_HOST_ONLY = ("dp_shared_memory", "use_thp")
 
 
-def _engram_config(value: object, logged: dict[str, object], where: str) -> tuple[bool, list[str]]:
+def engram_config(value: object, logged: dict[str, object], where: str) -> tuple[bool, list[str]]:
     """``--engram-config`` (vLLM 0.30.0+ ``EngramConfig``): (its ``cpu_offload``, notes).
 
     ``cpu_offload`` (default true) keeps the n-gram embedding tables (Qwen4-Exp's PLE,

@@ -33,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dryboot.checklog.argmap import map_args, validate_logged
+from dryboot.checklog.argmap import engram_config, map_args, validate_logged
 from dryboot.checklog.check import resolve_speculative
 from dryboot.checklog.locate import find_config
 from dryboot.errors import InputError
@@ -514,3 +514,36 @@ def refuse_engram_without_ngram(config_path: Path, source: str = SOURCE) -> None
             f"vLLM refuses it for {architectures[0] or 'this model'}: no n-gram embedding layers "
             "(EngramConfig.verify_model_config)",
         )
+
+
+#: the flag ``plan --engram-config`` takes, as vLLM's parser names it
+ENGRAM_OPTION = "--engram-config"
+
+
+def engram_option_refusal(version: str) -> str | None:
+    """Why vLLM ``version``'s ``vllm serve`` does not take ``--engram-config`` (its serve-options
+    table has no such option: before 0.30.0), or ``None``: it does."""
+    release = parser_release(version)
+    options, _ = _table(release)
+    if ENGRAM_OPTION in options:
+        return None
+    return f"vLLM {release}'s 'vllm serve' has no such option (EngramConfig is vLLM 0.30.0+'s)"
+
+
+def plan_engram_config(
+    text: str, version: str, config_path: Path, data_parallel_size: int = 1
+) -> tuple[bool, list[str]]:
+    """``plan --engram-config JSON`` (vLLM 0.30.0+'s ``EngramConfig``, as ``plan --serve`` maps
+    it): (its ``cpu_offload``: whether the n-gram embedding tables stay in host memory, notes).
+
+    :raises InputError: ``--engram-config: ...``: a release whose parser lacks the option
+        (:func:`engram_option_refusal`), what :func:`dryboot.checklog.argmap.engram_config` refuses
+        (bad JSON, a field ``EngramConfig`` lacks, a combination vLLM refuses), a model with no
+        n-gram embedding layers (:func:`refuse_engram_without_ngram`).
+    """
+    refusal = engram_option_refusal(version)
+    if refusal is not None:
+        raise InputError(ENGRAM_OPTION, None, refusal)
+    offload, notes = engram_config(text, {"data_parallel_size": data_parallel_size}, ENGRAM_OPTION)
+    refuse_engram_without_ngram(config_path, ENGRAM_OPTION)
+    return offload, notes

@@ -141,6 +141,14 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     help="vLLM's flag: experts split over TP x DP ranks (for the weights' per-rank bytes).",
 )
 @click.option(
+    "--engram-config",
+    "engram_config",
+    metavar="JSON",
+    help='vLLM 0.30.0+\'s EngramConfig, e.g. {"cpu_offload": false}: where the n-gram embedding tables '
+    "(Qwen4-Exp's PLE, DeepSeek-V4.1's Engram) live; false puts them on the GPU, in the weights. Refused on "
+    "releases without it.",
+)
+@click.option(
     "--compile-cache",
     "compile_cache",
     type=click.Choice(["unknown", "warm", "cold"]),
@@ -168,6 +176,7 @@ def plan(
     as_json: bool,
     load_format: str,
     expert_parallel: bool,
+    engram_config: str | None,
     compile_cache: str,
     svg_path: str | None,
     serve_line: str | None,
@@ -213,12 +222,14 @@ def plan(
     flags = collect_flags(kwargs)
     _COMPILE_CACHE[0] = compile_cache
     env: dict[str, str] = {}
-    engram_cpu_offload = True  # vLLM's default; only a --serve line's --engram-config changes it
+    engram_cpu_offload = True  # vLLM's default; --engram-config (or a --serve line's) changes it
     if serve_line is not None or serve_words:
         if serve_line is not None and serve_words:
             raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
-        if spec_config is not None or spec_model is not None or hf_overrides is not None:
-            raise click.UsageError("With --serve, give --speculative-config / --hf-overrides in the command line.")
+        if spec_config is not None or spec_model is not None or hf_overrides is not None or engram_config is not None:
+            raise click.UsageError(
+                "With --serve, give --speculative-config / --hf-overrides / --engram-config in the command line."
+            )
         # at call: only --serve reads a command line; plan's other paths never load check-log
         from dryboot.checklog.serve import parse_serve, plan_inputs
 
@@ -249,6 +260,8 @@ def plan(
             target_vocab_size=_vocab_size(model_path, spec_config, spec_model),
             target_architecture=model.architecture,
         )
+        if engram_config is not None:
+            engram_cpu_offload = _engram(engram_config, args, model_path, compare_version)
     budget = None
     with _environment(env):
         if compare_version is None and wants_budget(args):
@@ -344,6 +357,26 @@ def plan(
             click.echo(budget_text(budget), nl=False)
         click.echo("\n".join(wrap(verdict.line(), output_width(), "", "  ")))
     raise SystemExit(verdict.exit_code)
+
+
+def _engram(text: str, args: Any, model_path: str, compare_version: str | None) -> bool:
+    """``--engram-config``'s ``cpu_offload`` (``checklog.serve.plan_engram_config``, as ``--serve``
+    maps vLLM's option), its notes on stderr.
+
+    :raises InputError: a release (``--vllm-version``, or ``--compare-version``'s) whose parser
+        lacks the option, or what vLLM's ``EngramConfig`` refuses."""
+    # at call: only --engram-config reads check-log's mapping
+    from dryboot.checklog.serve import ENGRAM_OPTION, engram_option_refusal, plan_engram_config
+    from dryboot.vllm.versions import resolve_version
+
+    if compare_version is not None:
+        refusal = engram_option_refusal(resolve_version(compare_version, "--compare-version"))
+        if refusal is not None:
+            raise InputError(ENGRAM_OPTION, None, f"--compare-version {compare_version}: {refusal}")
+    offload, notes = plan_engram_config(text, args.vllm_version, Path(model_path), args.data_parallel_size)
+    for note in notes:
+        click.echo(f"engram-config: {note}", err=True)
+    return offload
 
 
 def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:

@@ -35,6 +35,10 @@ A matrix file (paths relative to it)::
     flag-sets = { "CTX=huge" = "refused" }
     cells = { "Qwen3-0.6B|L40S|short" = "identical" }
 
+A ``vllm serve`` flag set is read by the parser of every release that starts it (the plan's
+``vllm-version`` and each arm's release, base or tree version): an option one of them lacks is
+refused, naming that release and the arm (``--engram-config`` reads on 0.30.0+ arms only).
+
 An expectation is ``"identical"`` (the first two arms' figures equal, both starting),
 ``"differs"`` (they differ: what a patch series is for), ``"tokens >= N"`` (every arm starts with
 at least N tokens) or ``"refused"`` (every arm refuses). Every error is one
@@ -53,13 +57,14 @@ from dryboot.boot.env import installed_vllm
 from dryboot.boot.session import parse_gpu, release_of, resolve_tree
 from dryboot.boot.trees import choose_python
 from dryboot.checklog.locate import find_config
-from dryboot.checklog.serve import parse_serve, split_command
+from dryboot.checklog.serve import parse_serve, parser_release, split_command
 from dryboot.errors import InputError
 from dryboot.inputs import read_toml
 from dryboot.matrix.model import PLAN_ARM, Arm, Expectation, FlagSet, Matrix, ModelRef
 from dryboot.planner.flags import apply_flags
 from dryboot.planner.profiles import arm_policies, load_profiles
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS
 
 _TOP = frozenset({"gpus", "profiles", "timeout", "vllm-version", "expect", "models", "flags", "arms"})
 _ARM_KEYS = frozenset({"tree", "release", "series", "base", "python", "vllm-version", "grouping", "unification"})
@@ -131,10 +136,24 @@ def _models(data: Mapping[str, Any], base: Path, source: str) -> list[ModelRef]:
     raise InputError(source, "models", "must be a table (name = path) or a list of paths")
 
 
-def _serve_flags(text: str, source: str, where: str) -> tuple[tuple[str, ...], str | None]:
-    """A ``vllm serve`` line's flags (its model apart), checked by vLLM 0.28.0's parser table
-    (:func:`dryboot.checklog.serve.parse_serve`)."""
-    cmd = parse_serve(text, {}, f"{source}: {where}")
+def _serve_flags(
+    text: str, source: str, where: str, release: str = DEFAULT_VERSION
+) -> tuple[tuple[str, ...], str | None]:
+    """A ``vllm serve`` line's flags (its model apart), checked by the parser table of some vLLM
+    release (:func:`dryboot.checklog.serve.parse_serve`; each release that starts it is checked
+    later, :func:`_check_serve_releases`). ``release``: the one whose refusal is said when no
+    release's parser takes the line (the matrix's ``vllm-version``, else 0.28.0)."""
+    errors: dict[str, InputError] = {}
+    for version in (release, *sorted(VERSIONS, key=_version_key, reverse=True)):
+        if version in errors:
+            continue
+        try:
+            cmd = parse_serve(text, {}, f"{source}: {where}", version=version)
+            break
+        except InputError as exc:
+            errors[version] = exc
+    else:
+        raise errors[release]
     if cmd.env:
         raise InputError(source, where, "VAR=value words are not taken in a matrix flag set (set them around dryboot)")
     words = split_command(text)
@@ -151,13 +170,67 @@ def _serve_flags(text: str, source: str, where: str) -> tuple[tuple[str, ...], s
     return tuple(rest), (model if isinstance(model, str) else None)
 
 
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def _declared_release(data: Mapping[str, Any]) -> str:
+    """The matrix's ``vllm-version`` when it is a release dryboot models, else 0.28.0 (the release
+    whose parser's refusal is said for a line no release takes; the field itself is checked later)."""
+    raw = data.get("vllm-version")
+    if isinstance(raw, str):
+        try:
+            return parser_release(release_of(raw, "vllm-version"))
+        except InputError:
+            pass
+    return DEFAULT_VERSION
+
+
+def serve_readers(arms: tuple[Arm, ...] | list[Arm], version: str) -> dict[str, list[str]]:
+    """The releases that read a matrix's ``vllm serve`` flag sets -> who starts them there: the
+    plan (``version``, as ``dryboot``) and each arm of a known release (its ``release``, ``base``,
+    ``vllm-version`` or its tree's version; a tree of unknown version reads them with its own
+    parser when booted), keyed by the serve-options table each reads with (0.31.2 -> 0.31.0)."""
+    readers: dict[str, list[str]] = {}
+    for name, release in ((PLAN_ARM, version), *((a.name, a.version) for a in arms)):
+        if release is not None:
+            readers.setdefault(parser_release(release), []).append(name)
+    return readers
+
+
+def _check_serve_releases(lines: Mapping[str, str], readers: Mapping[str, list[str]], source: str) -> None:
+    """Each ``vllm serve`` flag set (name -> its line) read by every release that starts it.
+
+    :raises InputError: ``<source>: flags.<name>: arm <arm> (vLLM <release>): <why>``, the first
+        release (oldest first) whose parser refuses the line.
+    """
+    for name, text in lines.items():
+        where = f"flags.{name}"
+        for release in sorted(readers, key=_version_key):
+            try:
+                parse_serve(text, {}, f"{source}: {where}", version=release)
+            except InputError as exc:
+                who = ", ".join(readers[release])
+                arms = f"arm{'s' if len(readers[release]) > 1 else ''} {who}"
+                raise InputError(
+                    source,
+                    where,
+                    f"{arms} (vLLM {release}): {exc.where}: {exc.reason}"
+                    if exc.where
+                    else f"{arms} (vLLM {release}): {exc.reason}",
+                ) from None
+
+
 def _flag_sets(
     data: Mapping[str, Any], base: Path, source: str, workdir: Path
-) -> tuple[list[FlagSet], list[tuple[str, str]]]:
-    """Flag sets, and the models they name themselves (``(name, path)``, for a matrix with no
-    ``[models]``)."""
+) -> tuple[list[FlagSet], list[tuple[str, str]], dict[str, str]]:
+    """Flag sets, the models they name themselves (``(name, path)``, for a matrix with no
+    ``[models]``) and the ``vllm serve`` lines (flag set name -> line, for
+    :func:`_check_serve_releases`)."""
     sets: list[FlagSet] = []
     named: list[tuple[str, str]] = []
+    lines: dict[str, str] = {}
+    declared = _declared_release(data)
     if "profiles" in data:
         rel = _str(data["profiles"], source, "profiles")
         path = base / rel
@@ -179,8 +252,9 @@ def _flag_sets(
         if any(s.name == name for s in sets):
             raise InputError(source, where, "a flag set of this name comes from the profiles file already")
         if isinstance(body, str):
-            argv, named_model = _serve_flags(body, source, where)
+            argv, named_model = _serve_flags(body, source, where, declared)
             sets.append(FlagSet(name, argv, "serve"))
+            lines[name] = body
             if named_model is not None:
                 named.append((Path(named_model).name.removesuffix(".json"), str(base / named_model)))
         elif isinstance(body, dict):
@@ -196,7 +270,7 @@ def _flag_sets(
             raise InputError(source, where, "must be a vllm serve line (a string) or a table of vLLM flags")
     if not sets:
         raise InputError(source, "flags", "no flag sets: give profiles = FILE or a [flags] table")
-    return sets, named
+    return sets, named, lines
 
 
 def _arm(name: str, raw: object, base: Path, source: str) -> Arm:
@@ -319,7 +393,7 @@ def parse_matrix(data: Mapping[str, Any], source: str, base: Path, workdir: Path
     timeout = data.get("timeout", 300)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 86400:
         raise InputError(source, "timeout", "must be seconds, a number in (0, 86400]")
-    sets, named = _flag_sets(data, base, source, workdir)
+    sets, named, lines = _flag_sets(data, base, source, workdir)
     models = _models(data, base, source)
     if not models:
         seen: dict[str, str] = {}
@@ -340,6 +414,7 @@ def parse_matrix(data: Mapping[str, Any], source: str, base: Path, workdir: Path
         version = release_of(_str(version, source, "vllm-version"), f"{source}: vllm-version")
     else:
         version = next((a.version for a in arms if a.version), "0.28.0")
+    _check_serve_releases(lines, serve_readers(arms, version), source)
     expectations, overall = _expectations(data, source, models, gpus, sets)
     return Matrix(
         source,

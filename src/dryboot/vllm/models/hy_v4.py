@@ -1,8 +1,7 @@
-"""HY V4 (``HYV4ForCausalLM``; vLLM 0.32.0 / 0.33.0's ``vllm/models/hy_v4/nvidia``, config class vLLM's
-own ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``; 0.29-0.31's files take ``indexed_attention``
-as dense and are not verified): MLA layers, sparse where ``layer_types``
-says so, with a lightning indexer whose top-k some sparse layers share, learned per-head sinks and
-an output gate, on ``hc_mult`` residual channels (iHC).
+"""HY V4 (``HYV4ForCausalLM``; vLLM 0.29.0-0.33.0's ``vllm/models/hy_v4/nvidia``, config class vLLM's
+own ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``):
+MLA layers, sparse where ``layer_types`` says so, with a lightning indexer whose top-k some sparse
+layers share, learned per-head sinks and an output gate, on ``hc_mult`` residual channels (iHC).
 
 KV cache, as ``HYV4MLAAttention`` builds it (recorded on tiny configs, ``tests/fidelity/data/hy-v4/``):
 
@@ -32,6 +31,16 @@ KV cache, as ``HYV4MLAAttention`` builds it (recorded on tiny configs, ``tests/f
   block not a multiple of 64 or a KV dtype no sparse backend takes); a plain nvfp4 cache is refused
   for any MLA model.
 
+Per release (:func:`for_release`, recorded on the same tiny configs on each): before 0.32.0
+``HYV4MLAAttention``'s sparse layer types lack ``indexed_attention``, the name transformers 5.18+
+gives ``deepseek_sparse_attention`` when a config is read. On 0.29.0 / 0.30.0 (transformers 5.19 /
+5.24) every sparse layer type is so renamed: every layer is dense MLA whatever ``layer_types`` says
+(no indexer, no ``indexer_types`` check, the sink dropped; a named sparse backend refused as for any
+dense MLA model). On 0.31.0 (transformers 5.17) the layers are built as on 0.32.0, but its
+``layer_types`` validation refuses ``indexed_attention``. The weights are sized on 0.32.0 / 0.33.0
+only (0.29.0 / 0.30.0 dense, 0.31.0's indexer ``k_norm`` in the model dtype: not recorded, refused by
+name).
+
 Not modelled (refused by name): dense beside sparse layers in one model (two MLA backends in one
 group); the MTP drafter (``HYV4MTPModel``). The weights are sized in
 ``model_executor/models/hy_v4.py`` (dense, mixed and sparse layers).
@@ -39,7 +48,7 @@ group); the MTP drafter (``HYV4MTPModel``). The weights are sized in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -49,6 +58,7 @@ from dryboot.vllm.dtypes import torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size, sparse_layers
+from dryboot.vllm.versions import VersionRules, rules_for
 
 #: ``HYV4Config``'s defaults for the fields read here (the weights walk adds its own to them)
 DEFAULTS: dict[str, Any] = {
@@ -73,6 +83,17 @@ DEFAULTS: dict[str, Any] = {
 SPARSE_TYPES = frozenset({"deepseek_sparse_attention", "sparse_attention", "sparse", "indexed_attention"})
 #: ``layer_types`` entry of a dense MLA layer
 DENSE_TYPE = "full_attention"
+#: transformers' name of a sparse layer (``layer_types``)
+INDEXED_TYPE = "indexed_attention"
+#: the releases whose config validation takes :data:`INDEXED_TYPE` (their transformers' allowed
+#: layer types name it; 0.31.0's refuses the config, recorded)
+INDEXED_RELEASES = ("0.32.0", "0.33.0")
+#: the releases that build every HY V4 layer dense MLA, whatever ``layer_types`` says (recorded: their
+#: transformers, 5.19 / 5.24, renames ``deepseek_sparse_attention`` to ``indexed_attention`` when the config
+#: is read, which their ``HYV4MLAAttention``'s sparse layer types lack)
+DENSE_RELEASES = ("0.29.0", "0.30.0")
+#: the releases that build its layers as ``layer_types`` says (vLLM's own ``HYV4Config``)
+SPARSE_RELEASES = ("0.31.0", "0.32.0", "0.33.0")
 #: the backend a sparse layer with a learned sink hands itself (``HYV4FlashMLASparseBackend``)
 SINK_BACKEND = "FLASHMLA_SPARSE"
 #: compute capability majors FLASHMLA_SPARSE serves (``supports_compute_capability``)
@@ -96,9 +117,17 @@ SINK_BACKEND_BLOCK = 64
 class SparseLayers(FamilyExtra):
     """What a sparse HY V4's layers add to DeepSeek-V3.2's. ``sinks``: they keep learned per-head
     sinks (``learnable_sink``) and hand themselves FLASHMLA_SPARSE (:func:`engine_args`; not an
-    attention trait of the selection: the layer binds its backend itself)."""
+    attention trait of the selection: the layer binds its backend itself). The rest: how each
+    release reads the config (:func:`for_release`)."""
 
     sinks: bool
+    #: ``layer_types`` names ``indexed_attention`` (transformers' name of a sparse layer, which
+    #: 0.31.0's transformers does not take: :func:`for_release`)
+    indexed: bool = False
+    #: the model as 0.29.0 / 0.30.0 build it: every layer dense MLA (``None``: this model is that one)
+    dense: ModelGeometry | None = None
+    #: why 0.31.0+ refuse the config (``(where, reason)``), when this model is the dense one
+    refusal: tuple[str, str] | None = None
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -137,8 +166,9 @@ def indexer_types(f: ConfigFields, n: int) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def sparse_mask(f: ConfigFields, n: int) -> tuple[bool, ...]:
-    """Which of the ``n`` layers are sparse (``layer_types``; none when it is left out).
+def sparse_mask(f: ConfigFields, n: int, sparse_types: frozenset[str] = SPARSE_TYPES) -> tuple[bool, ...]:
+    """Which of the ``n`` layers are sparse (``layer_types`` entries of ``sparse_types``; none when
+    it is left out).
 
     :raises InputError: ``layer_types`` of another length, or an entry neither sparse nor
         ``full_attention`` (not verified)."""
@@ -154,22 +184,71 @@ def sparse_mask(f: ConfigFields, n: int) -> tuple[bool, ...]:
             f.where("layer_types"),
             f"{unknown}: HY V4 layer types other than {DENSE_TYPE} and the sparse ones are not verified",
         )
-    return tuple(t in SPARSE_TYPES for t in raw)
+    return tuple(t in sparse_types for t in raw)
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """HY V4's layers: DeepSeek-V3.2's sparse MLA (an indexer cache before the MLA cache of each
     sparse layer whose ``indexer_types`` entry is ``full``) when every layer is sparse; DeepSeek-V3's
-    dense MLA when none is.
+    dense MLA when none is. A config with sparse layers also keeps its every-layer-dense reading
+    (0.29.0 / 0.30.0's, :func:`for_release`); where only that reading stands, the model is that one
+    and the sparse reading's refusal is kept for the later releases.
 
-    :raises InputError: dense beside sparse layers (not modelled), a malformed ``layer_types`` /
-        ``indexer_types``, or a field vLLM needs."""
+    :raises InputError: a malformed ``layer_types``, or a field vLLM needs (either reading)."""
+    dense = _read(f, architecture, frozenset())
+    if not any(sparse_mask(f, num_layers(f))):
+        return dense
+    extra = SparseLayers(sinks=bool(f.get("learnable_sink")), indexed=INDEXED_TYPE in f.get("layer_types"))
+    try:
+        sparse = _read(f, architecture, SPARSE_TYPES)
+    except InputError as exc:
+        return dense.evolve(family_extra=replace(extra, refusal=(exc.where or "", exc.reason)))
+    return sparse.evolve(family_extra=replace(extra, dense=dense))
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """``model`` as ``rules``' release reads its config (:func:`reading`).
+
+    :raises InputError: on 0.31.0+ the sparse reading's refusal (dense beside sparse layers, a bad
+        ``indexer_types``...); a ``layer_types`` naming ``indexed_attention`` on 0.31.0, whose
+        transformers' ``layer_types`` validation (``validate_layer_type``) does not take it, so the
+        config does not load (0.32.0+ take it as a sparse layer; 0.29.0 / 0.30.0 as dense)."""
+    extra = extra_of(model, SparseLayers)
+    if extra is None or rules.version in DENSE_RELEASES:
+        return reading(model, rules.version)
+    if rules.version not in SPARSE_RELEASES:
+        return model  # not in the release's registry (refused as such)
+    if extra.refusal is not None:
+        where, reason = extra.refusal
+        raise InputError(model.source, where or None, reason)
+    if extra.indexed and rules.version not in INDEXED_RELEASES:
+        raise InputError(
+            model.source,
+            "layer_types",
+            f"{INDEXED_TYPE}: vLLM {rules.version} refuses the config (StrictDataclassClassValidationError: Class "
+            "validation error for validator 'validate_layer_type': ValueError: The `layer_types` entries must be "
+            f"in transformers' allowed layer types, which lack {INDEXED_TYPE} on vLLM {rules.version})",
+        )
+    return model
+
+
+def reading(model: ModelGeometry, version: str) -> ModelGeometry:
+    """``model`` as vLLM ``version`` builds it: on :data:`DENSE_RELEASES` its every-layer-dense
+    reading, elsewhere as read (the hooks that see the model before :func:`for_release` ask it)."""
+    extra = extra_of(model, SparseLayers)
+    if extra is not None and extra.dense is not None and version in DENSE_RELEASES:
+        return extra.dense
+    return model
+
+
+def _read(f: ConfigFields, architecture: str, sparse_types: frozenset[str]) -> ModelGeometry:
+    """:func:`read` with the layers of ``sparse_types`` sparse (none: every layer dense)."""
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
     latent = f.integer("kv_lora_rank") + rope
-    sparse = sparse_mask(f, n)
+    sparse = sparse_mask(f, n, sparse_types)
     common: dict[str, Any] = {
         "heads": (heads, 1, latent),
         "head_dim_v": 0,
@@ -265,6 +344,7 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     Where that backend does not validate (:func:`sink_backend_refusal`) vLLM drops the sinks with
     a warning and keeps its selection, as without sinks: the flags as given; so too where no sparse
     backend serves at all, which :func:`check_backend` refuses when the model is built."""
+    model = reading(model, rules_for(args.vllm_version).version)
     extra = extra_of(model, SparseLayers)
     if not model.sparse_mla or extra is None or not extra.sinks:
         return args
@@ -279,6 +359,7 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
 
     :raises InputError: a plain nvfp4 cache (vLLM refuses it for any MLA model); where no sparse MLA
         backend serves the layers (:func:`no_sparse_backend`), in the probe's words."""
+    model = reading(model, rules_for(args.vllm_version).version)
     dtype = args.kv_cache_dtype or "auto"
     if model.use_mla and dtype.startswith("nvfp4") and not dtype.endswith("_ds_mla"):
         # VllmConfig.validate_nvfp4_kv_cache_with_mla (0.32+), a config-stage refusal: no other

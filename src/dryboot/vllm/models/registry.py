@@ -676,8 +676,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "Kolibri1ForCausalLM": ("0.33.0",),
     # Step5's text model (vllm/models/step5: its DSA caches on 0.33.0's repeat-pattern packing)
     "Step5ForCausalLM": ("0.33.0",),
-    # HY V4's text model (vllm/models/hy_v4: sparse MLA with shared top-k, FLASHMLA_SPARSE for its sinks)
-    "HYV4ForCausalLM": ("0.32.0", "0.33.0"),
+    # HY V4's text model (vllm/models/hy_v4: sparse MLA with shared top-k, FLASHMLA_SPARSE for its sinks);
+    # 0.29.0-0.31.0 build an indexed_attention layer dense (models/hy_v4.py for_release)
+    "HYV4ForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # Qwen4-Exp's plain layout (no QSA, no PLE layers: vllm/models/qwen4_exp)
     "Qwen4ExpForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # its multimodal wrapper (Qwen3-VL's vision tower; the language model built on text_config)

@@ -41,6 +41,7 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 from dryboot.vllm.models.hy_v4 import DEFAULTS as GEOMETRY_DEFAULTS
 from dryboot.vllm.models.hy_v4 import (
+    DENSE_RELEASES,
     DENSE_TYPE,
     SINK_BACKEND_KV_DTYPES,
     SINK_BACKEND_MAJORS,
@@ -176,7 +177,17 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     :raises InputError: what the module docstring names, sizes TP does not divide, TP above the
         experts (vLLM's ValueError), no ``max_num_batched_tokens``."""
     if par.vllm_version not in RELEASES:
-        raise InputError("--vllm", None, f"HY V4's weights are recorded on vLLM {' / '.join(RELEASES)} only")
+        how = (
+            "builds every layer dense MLA (its transformers renames the sparse layer type)"
+            if par.vllm_version in DENSE_RELEASES
+            else "builds the indexer's k_norm in the model dtype, not float32"
+        )
+        raise InputError(
+            "--vllm",
+            None,
+            f"HY V4's weights are recorded on vLLM {' / '.join(RELEASES)} only (vLLM {par.vllm_version} {how}: "
+            "not recorded)",
+        )
     c, ab = unquantized(config, args, DEFAULTS, untied="HY V4")
     rope = c.get("rope_parameters") or {}
     if not isinstance(rope, Mapping) or rope.get("rope_type", "default") != "default":
