@@ -508,6 +508,18 @@ def kv_heads_per_rank(nkv: int, tp: int, field: str = "num_key_value_heads") -> 
     return 1
 
 
+def _modelopt_producer(qc: Mapping[str, Any]) -> bool:
+    """Whether vLLM reads a nested ``quantization`` object as ModelOpt's
+    (``ModelArchConfigConvertor._normalize_quantization_config``, 0.27.1-0.33.0): ``producer.name``
+    modelopt, or the legacy ``quantization.modelopt_quant_config``. Without either (the stripped
+    ``hf_quant_config.json`` copies of the published Nemotron-3 Super / Ultra FP8 and NVFP4
+    checkpoints) the config has no ``quant_method`` and vLLM builds the model unquantized."""
+    producer = qc.get("producer")
+    inner = qc.get("quantization")
+    legacy = isinstance(inner, Mapping) and "modelopt_quant_config" in inner
+    return (isinstance(producer, Mapping) and producer.get("name") == "modelopt") or legacy
+
+
 def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> Quant:
     """The layout vLLM 0.28.0 builds for a config: ``config.json``'s ``quantization_config``, else
     ``hf_quant_config.json`` (``transformers_utils/config.py``: ModelOpt <= 0.29 wrote it there).
@@ -522,11 +534,19 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     method = qc.get("quant_method")
     algo = None
     ignored: tuple[str, ...] = ()
-    if isinstance(qc.get("quantization"), Mapping):  # ModelOpt's legacy hf_quant_config.json
+    if isinstance(qc.get("quantization"), Mapping) and _modelopt_producer(qc):  # ModelOpt's hf_quant_config.json
         inner = qc["quantization"]
         algo = inner.get("quant_algo")
         ignored = tuple(str(x) for x in inner.get("exclude_modules") or ())
         method = method or "modelopt"
+        missing = [k for k in ("group_size", "kv_cache_quant_algo", "exclude_modules") if k not in inner]
+        if "NVFP4" in str(algo).upper() and missing:
+            # ModelOptNvFp4Config._from_config (0.27.1-0.33.0): vLLM refuses the nested form without them
+            raise InputError(
+                "hf_quant_config.json",
+                "quantization",
+                f"NVFP4 quantization requires the following fields: {missing} (vLLM refuses it)",
+            )
     elif method == "modelopt":
         algo = qc.get("quant_algo")
         ignored = tuple(str(x) for x in qc.get("ignore") or qc.get("exclude_modules") or ())
@@ -1428,7 +1448,9 @@ def _walk(
     if h == 0:
         # vLLM builds zero-width layers (no weights at all); no checkpoint is such a model
         raise InputError("config.json", "hidden_size", "must be a positive integer (0: a model with no weights)")
-    n_layers = _int(config, "num_hidden_layers")
+    # NemotronHConfig derives num_hidden_layers from its layer list (the published Nemotron-3 Ultra
+    # configs give the list alone)
+    n_layers = len(_nemotron_pattern(config)) if family == "nemotron_h" else _int(config, "num_hidden_layers")
     nq = _int(config, "num_attention_heads")
     nkv = _int(config, "num_key_value_heads", nq)
     # DeepSeek-V2 without MLA (DeepseekAttention) sizes its heads from hidden_size alone
@@ -2285,9 +2307,13 @@ def _nemotron_h_layer(
     (MIXED_PRECISION: ``in_proj`` / ``out_proj`` FP8, experts and shared experts W4A16 NVFP4 in
     nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4) each linear layer takes the algorithm its
     name ``model.layers.N.mixer.*`` resolves to, the experts :func:`modelopt_experts_bytes`
-    (non-gated).
+    (non-gated). A latent MoE (``moe_latent_size`` ``L``) adds the replicated ``fc1_latent_proj``
+    ``[L, H]`` and ``fc2_latent_proj`` ``[H, L]`` (biases under ``mlp_bias``), its routed experts
+    ``L`` wide (``w13`` ``[E, I / TP, L]``); the gate and the shared expert stay ``H`` wide.
 
-    :raises InputError: groups TP does not divide, a latent MoE (not modelled)."""
+    Under ModelOpt the latent projections take the algorithm their names resolve to.
+
+    :raises InputError: groups TP does not divide."""
     tp = par.tp
     kind = _nemotron_pattern(config)[li]
     w.own("norm", h * ab)
@@ -2333,8 +2359,7 @@ def _nemotron_h_layer(
         i_r = _divide(_int(config, "intermediate_size"), tp, "intermediate_size")
         _nemotron_mlp(w, h, i_r, bias, ab, mo, f"{mixer}")
     else:
-        if config.get("moe_latent_size") is not None:
-            raise InputError("config.json", "moe_latent_size", "Nemotron-H's latent MoE is not modelled")
+        latent = config.get("moe_latent_size")
         e = _int(config, "n_routed_experts")
         # GateLinear(force_fp32_compute): a float32 weight unless SM 9.0 / 10.x serve it in
         # specialized kernels (an unknown GPU: the model dtype, as the oracle's default GPU)
@@ -2347,15 +2372,28 @@ def _nemotron_h_layer(
             _nemotron_mlp(w, h, i_s, bias, ab, mo, f"{mixer}.shared_experts")
         inter = _int(config, "moe_intermediate_size")
         e_r, i_r = experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
+        moe_h = h
+        if latent is not None:
+            # latent MoE: the routed experts work in moe_latent_size, between two replicated
+            # projections fc1_latent_proj [L, H] and fc2_latent_proj [H, L] (biases: mlp_bias)
+            moe_h = _int(config, "moe_latent_size")
+            if mo is None:
+                for n in (moe_h * h, *([moe_h] if bias else []), h * moe_h, *([h] if bias else [])):
+                    w.own("latent projections", n * ab)
+            else:  # ModelOpt: each as its name resolves (ReplicatedLinear with the model's quant_config)
+                for name, k, n in (("fc1_latent_proj", h, moe_h), ("fc2_latent_proj", moe_h, h)):
+                    w.module(_linear(mo, f"{mixer}.{name}", k, (n,), ab, split="replicated"), "latent projections")
+                    if bias:
+                        w.own("latent projections", n * ab)
         if mo is not None:
             if not isinstance(mo.scaled, ModelOptQuant):
                 raise InputError(
                     "quantization_config", "quant_method", f"{quant.method} MoE experts of nemotron_h are not modelled"
                 )
-            w.module(modelopt_experts_bytes(mo.scaled, f"{mixer}.experts", e_r, h, i_r, gated=False), "experts")
+            w.module(modelopt_experts_bytes(mo.scaled, f"{mixer}.experts", e_r, moe_h, i_r, gated=False), "experts")
         else:
-            w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
-            w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
+            w.own("experts", e_r * i_r * moe_h * ab)  # non-gated: w13 [E, I, H] (H: the latent size)
+            w.own("experts", e_r * moe_h * i_r * ab)  # w2 [E, H, I]
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
 

@@ -18,7 +18,8 @@ Under ``--mm-encoder-tp-mode data`` (``Llama4ForConditionalGeneration`` has
 (``disable_tp`` linears, the attention's ``ReplicatedLinear``), the projector stays split.
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them. A quantized checkpoint
 keeps them so (vLLM builds them with ``quant_config=None``); its language model is
-:func:`.llama4.quantized_walk`'s.
+:func:`.llama4.quantized_walk`'s. A config without ``vision_config`` gets ``Llama4VisionConfig``'s
+defaults (:func:`vision_config`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ DEFAULTS: dict[str, Any] = {
     "projector_output_dim": 4096,
     "multi_modal_projector_bias": False,
 }
+
+
+def vision_config(config: Mapping[str, Any]) -> Any:
+    """The vision config ``Llama4Config`` gives the tower: ``vision_config`` as written, or an
+    empty one (so :data:`DEFAULTS` throughout) where config.json has none or ``null``
+    (``Llama4Config`` then builds ``Llama4VisionConfig()``; the published Llama-4 Scout and
+    Maverick copies of aiconfigurator have no ``vision_config``, and vLLM builds the default tower).
+    Anything else is returned as is (refused by the tower's reader)."""
+    vision = config.get("vision_config")
+    return {} if vision is None else vision
 
 
 def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
@@ -77,12 +88,19 @@ def _projector(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) 
     return w
 
 
-_UNQUANTIZED = vision_language("Llama4ForCausalLM", _tower, modalities=("image",), split_in_data=_projector)
+_UNQUANTIZED = vision_language(
+    "Llama4ForCausalLM", _tower, modalities=("image",), tower_of=vision_config, split_in_data=_projector
+)
 #: a quantized checkpoint: the tower and projectors are built with ``quant_config=None`` (0.28.0,
 #: 0.30.0, 0.33.0 read), so in the model dtype as above; the language model quantized as
 #: :func:`.llama4.quantized_walk` says, under its ``language_model.`` names
 _QUANTIZED = vision_language(
-    Family(llama4.walk), _tower, modalities=("image",), quantized=lambda q: True, split_in_data=_projector
+    Family(llama4.walk),
+    _tower,
+    modalities=("image",),
+    tower_of=vision_config,
+    quantized=lambda q: True,
+    split_in_data=_projector,
 )
 
 

@@ -47,6 +47,23 @@ VISION_CONFIG_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: ``Qwen3VLVisionConfig``'s and ``Qwen3VLMoeVisionConfig``'s defaults (transformers 5.20, 5.24):
+#: the above and the three deepstack levels
+QWEN3_VL_VISION_DEFAULTS: dict[str, Any] = {**VISION_CONFIG_DEFAULTS, "deepstack_visual_indexes": [8, 16, 24]}
+
+
+def vision_config(config: Mapping[str, Any]) -> Any:
+    """The vision config vLLM's Qwen3-VL wrappers read: ``vision_config`` over its config class's
+    defaults (:data:`QWEN3_VL_VISION_DEFAULTS`; none or ``null``: the defaults alone, as
+    ``Qwen3VLConfig`` builds them). The published Qwen3-VL-235B-A22B-Thinking copy leaves out
+    ``num_position_embeddings`` and ``deepstack_visual_indexes``: vLLM builds 2304 positions and
+    three deepstack mergers. Anything else is returned as is (refused by the tower's reader)."""
+    vision = config.get("vision_config")
+    if vision is None:
+        return dict(QWEN3_VL_VISION_DEFAULTS)
+    return {**QWEN3_VL_VISION_DEFAULTS, **vision} if isinstance(vision, Mapping) else vision
+
+
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     """``Qwen3_VisionTransformer`` on one rank (see ``weights._qwen3_vision_tower``)."""
     w = W._Walk(None)  # no decoder attention layer (no q/k/v_range)
@@ -125,13 +142,51 @@ def with_deepstack(family: Family, text_of: Any, vision_of: Any, tower_modalitie
     return replace(family, walk=walk)
 
 
-FAMILIES: dict[str, Family] = {
-    arch: with_deepstack(
-        pp_refused_on(vision_language(text_arch, vision_tower, prepare=_text), PP_REFUSED_ON, PP_REFUSED),
+def deepstack_stages_refused(config: Mapping[str, Any], par: W.Parallel) -> None:
+    """vLLM's Qwen3-VL wrappers assert on every stage but the first that the stage's first text
+    layer is at least the number of deepstack levels (``start_layer >= len(deepstack_visual_
+    indexes)``, the class default's three where the config names none): the engine fails when any
+    stage starts earlier, so every stage is refused then.
+
+    :raises InputError: a later stage starting before the last deepstack level."""
+    if par.pp == 1:
+        return
+    levels = vision_config(config).get("deepstack_visual_indexes") if isinstance(config, Mapping) else None
+    text = config.get("text_config")
+    if not isinstance(levels, list) or not isinstance(text, Mapping):
+        return
+    n = W._int(text, "num_hidden_layers")
+    for rank in range(1, par.pp):
+        start = W.pp_layers(n, replace(par, pp_rank=rank)).start
+        if start < len(levels):
+            raise InputError(
+                "--pipeline-parallel-size",
+                None,
+                f"stage {rank} starts at text layer {start}, before the {len(levels)} deepstack levels: "
+                "vLLM's Qwen3-VL wrapper asserts start_layer >= len(deepstack_visual_indexes)",
+            )
+
+
+def _qwen3_vl_family(text_arch: str) -> Family:
+    family = with_deepstack(
+        pp_refused_on(
+            vision_language(text_arch, vision_tower, prepare=_text, tower_of=vision_config), PP_REFUSED_ON, PP_REFUSED
+        ),
         lambda c: c.get("text_config"),
-        lambda c: c.get("vision_config"),
+        vision_config,
         ("image", "video"),
     )
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        weights = family.walk(config, par, args)
+        deepstack_stages_refused(config, par)
+        return weights
+
+    return replace(family, walk=walk)
+
+
+FAMILIES: dict[str, Family] = {
+    arch: _qwen3_vl_family(text_arch)
     for arch, text_arch in (
         ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
         ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
