@@ -147,3 +147,13 @@ def test_live_oracle(tmp_path: Path) -> None:
             assert report.refused, row
             continue
         assert_weights(report, row, _refusal(doc["vllm"], row))
+
+
+def test_cosmos3_quantized_stays_refused(tmp_path: Path) -> None:
+    """Cosmos3 shares Qwen3-VL's family (its class with another weights mapper); its quantized
+    layouts are not recorded: refused by name."""
+    config = json.loads((qv.CONFIGS / "Qwen--Qwen3-VL-8B-Instruct+FP8-block" / "config.json").read_text())
+    config["architectures"] = ["Cosmos3ForConditionalGeneration"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    refused = _weights(tmp_path).refused or ""
+    assert "quantized Cosmos3ForConditionalGeneration layouts are not modelled" in refused, refused

@@ -134,6 +134,8 @@ def with_deepstack(family: Family, text_of: Any, vision_of: Any, tower_modalitie
     return replace(family, walk=walk)
 
 
+#: the architectures whose quantized layouts are recorded (Cosmos3, which shares the family, is not)
+QUANT_ARCHITECTURES = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
 #: the releases whose quantized Qwen3-VL layouts are recorded (quant-recorded-qwen3vl-*.json)
 QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
 #: the GPUs' SMs (major x 10 + minor) recorded: Marlin's fp8 and W4A16 (8.6), CUTLASS block fp8 (8.9,
@@ -218,6 +220,10 @@ def quantized_walk(family: Family) -> Family:
         if quant.method is None:
             return family.walk(config, par, args)
         arch = str(config["architectures"][0])
+        if arch not in QUANT_ARCHITECTURES:  # Cosmos3 shares this family; its checkpoints' names differ
+            raise InputError(
+                "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
+            )
         if not _recorded_method(quant):
             raise InputError(
                 "quantization_config",
