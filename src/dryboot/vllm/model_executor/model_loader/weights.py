@@ -1791,6 +1791,8 @@ def _moe_layer(
         if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
             w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")
         else:
+            if quant.method == "fp8" and scheme.block is not None:
+                _fp8_moe_block_check(i_r, scheme.block, par.tp)
             w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab), "experts")
     else:
         # ModelOpt leaves experts its exclude_modules name unquantized (a DeepSeek MTP layer's,
@@ -1803,6 +1805,24 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _fp8_moe_block_check(i_r: int, block: tuple[int, int], tp: int) -> None:
+    """Plain fp8 block experts (``Fp8MoEMethod.create_weights``): the experts' intermediate size per
+    rank ``i_r`` must divide by the block's ``bn`` (gate / up outputs) and, under TP, by its ``bk``
+    (down's input). vLLM 0.27.1 and 0.28.0 refuse it (``ValueError``: not divisible by weight
+    quantization block_n / block_k); 0.29.0+ may refine the block scales to the shard
+    (``refine_fp8_moe_block_shape``), whose layout is not modelled: refused either way.
+
+    :raises InputError: a size the block does not divide (named)."""
+    bn, bk = block
+    if i_r % bn or (tp > 1 and i_r % bk):
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"fp8 [{bn}, {bk}] block MoE experts: their intermediate size per rank ({i_r}) is not divisible by "
+            f"the block (vLLM 0.27.1 / 0.28.0 refuse it; later releases refine the block scales, not modelled)",
+        )
 
 
 def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> bool:

@@ -8,7 +8,15 @@ feature buffer ``[max_num_batched_tokens, H_text]`` per level in the model dtype
 so on the GPU with the weights), a plain list attribute: counted as buffer bytes here, as
 :func:`deepstack_buffers` gives them. From 0.28 only where the stage builds the vision tower
 (``use_deepstack`` is false for a ``StageMissingLayer``); 0.27.1 builds them whatever the tower.
-Recorded by the meta-device oracle, which counts list-held tensors (``record_weights.py``)."""
+Recorded by the meta-device oracle, which counts list-held tensors (``record_weights.py``).
+
+Quantized (:func:`quantized_walk`): the language model through the text walk under the
+checkpoint's method (plain fp8 blocks: ``Fp8LinearMethod`` / the fp8 MoE method per SM;
+compressed-tensors W4A16: Marlin's / the WNA16 MoE method's repacked layout), the module names of
+``modules_to_not_convert`` / ``ignore`` read as vLLM maps them (``hf_to_vllm_mapper`` through the
+quant config's ``apply_vllm_mapper``), the vision tower in the model dtype: a checkpoint that
+quantizes any tower linear layer is refused by name (its quantized tower is not modelled).
+Checked by ``quant_cases_qwen3vl.py`` on :data:`QUANT_RELEASES`, SM :data:`QUANT_SMS`."""
 
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ from dryboot.vllm.model_executor.models.compose import (
     Family,
     WalkArgs,
     pp_refused_on,
+    quant_scope_refusal,
     towers_on_stage,
     vision_language,
 )
@@ -167,10 +176,130 @@ def deepstack_stages_refused(config: Mapping[str, Any], par: W.Parallel) -> None
             )
 
 
+#: the architectures whose quantized layouts are recorded (Cosmos3, which shares the family, is not)
+QUANT_ARCHITECTURES = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
+#: the releases whose quantized Qwen3-VL layouts are recorded (quant-recorded-qwen3vl-*.json)
+QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+#: the GPUs' SMs (major x 10 + minor) recorded: Marlin's fp8 and W4A16 (8.6), CUTLASS block fp8 (8.9,
+#: 9.0; 9.0 with DeepGEMM present)
+QUANT_SMS = (86, 89, 90)
+#: ``Qwen3VLForConditionalGeneration.hf_to_vllm_mapper``'s prefixes, as dryboot's walks name the
+#: modules: vLLM's ``language_model.model.X`` is the text walk's ``model.X``, ``visual.X`` the tower's
+_CHECKPOINT_PREFIXES = (("model.visual.", "visual."), ("model.language_model.", "model."))
+#: the quantization config's keys that list module names left unquantized
+_IGNORE_KEYS = ("ignore", "ignored_layers", "modules_to_not_convert")
+
+
+def vllm_module_name(name: str) -> str:
+    """A checkpoint module name of ``quantization_config`` (``model.visual.blocks.0.attn.qkv``) as
+    vLLM maps it onto its modules and dryboot's walk names them (``visual.blocks.0.attn.qkv``;
+    ``model.language_model.layers.3.mlp.gate`` -> ``model.layers.3.mlp.gate``); a ``re:`` pattern
+    or another name unchanged (the mapper rewrites name prefixes only)."""
+    for old, new in _CHECKPOINT_PREFIXES:
+        if name.startswith(old):
+            return new + name[len(old) :]
+    return name
+
+
+def vllm_quant_config(qc: Mapping[str, Any]) -> dict[str, Any]:
+    """``quantization_config`` with its ignore lists' names as :func:`vllm_module_name` gives them."""
+    out = dict(qc)
+    for key in _IGNORE_KEYS:
+        names = qc.get(key)
+        if isinstance(names, list):
+            out[key] = [vllm_module_name(str(n)) if isinstance(n, str) else n for n in names]
+    return out
+
+
+def tower_linears(vision: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every linear layer of ``Qwen3_VisionTransformer`` built with the model's ``quant_config``, as
+    vLLM names them: per block ``attn.qkv``, ``attn.proj``, ``mlp.linear_fc1`` / ``linear_fc2``; the
+    merger's and each deepstack merger's ``linear_fc1`` / ``linear_fc2``."""
+    merged = {**VISION_CONFIG_DEFAULTS, **vision}
+    names = [
+        f"visual.blocks.{i}.{m}"
+        for i in range(W._int(merged, "depth"))
+        for m in ("attn.qkv", "attn.proj", "mlp.linear_fc1", "mlp.linear_fc2")
+    ]
+    mergers = ["visual.merger"] + [
+        f"visual.deepstack_merger_list.{j}" for j in range(len(merged.get("deepstack_visual_indexes") or []))
+    ]
+    names += [f"{m}.{fc}" for m in mergers for fc in ("linear_fc1", "linear_fc2")]
+    return tuple(names)
+
+
+def _recorded_method(quant: W.Quant) -> bool:
+    """Plain fp8 with ``[128, 128]`` blocks, or compressed-tensors symmetric 4-bit weight-only
+    integers (the layouts recorded)."""
+    if quant.method == "fp8":
+        return quant.block == (128, 128)
+    w = quant.wna16
+    return w is not None and w.packing == "ct" and w.scheme.bits == 4 and w.scheme.sym
+
+
+def _tower_quantized(quant: W.Quant, vision: Mapping[str, Any]) -> str | None:
+    """The first tower linear layer the (vLLM-named) quantization config quantizes, else ``None``."""
+    for name in tower_linears(vision):
+        if quant.wna16 is not None:
+            quantized = quant.wna16.layer_scheme(name) is not None
+        else:
+            quantized = not W._is_ignored(quant, name)
+        if quantized:
+            return name
+    return None
+
+
+def quantized_walk(family: Family) -> Family:
+    """``family`` for a quantized checkpoint: the recorded scope (:data:`QUANT_RELEASES`,
+    :data:`QUANT_SMS`, no pipeline or expert parallelism), the recorded methods
+    (:func:`_recorded_method`), a tower left unquantized (:func:`tower_linears`), then the walk
+    with the ignore lists vLLM-named (:func:`vllm_quant_config`).
+
+    :raises InputError: each of the above outside what is recorded (named)."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        quant = W.quant_from_config(config, args.hf_quant)
+        if quant.method is None:
+            return family.walk(config, par, args)
+        arch = str(config["architectures"][0])
+        if arch not in QUANT_ARCHITECTURES:  # Cosmos3 shares this family; its checkpoints' names differ
+            raise InputError(
+                "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
+            )
+        if not _recorded_method(quant):
+            raise InputError(
+                "quantization_config",
+                "quant_method",
+                f"{quant.method} {arch} layouts are not modelled (plain fp8 [128, 128] blocks and "
+                "compressed-tensors symmetric W4A16 only)",
+            )
+        why = quant_scope_refusal(arch, quant.method, par, QUANT_RELEASES, QUANT_SMS)
+        if why is not None:
+            raise InputError("quantization_config", "quant_method", why)
+        qc = config.get("quantization_config")
+        if isinstance(qc, Mapping):
+            config = {**config, "quantization_config": vllm_quant_config(qc)}
+        vision = config.get("vision_config")
+        if isinstance(vision, Mapping) and not args.no_tower:
+            name = _tower_quantized(W.quant_from_config(config, args.hf_quant), vision)
+            if name is not None:
+                raise InputError(
+                    "quantization_config",
+                    "ignore",
+                    f"{arch}'s vision tower quantized ({name}): a quantized tower is not modelled "
+                    "(leave it unquantized: --language-model-only, or a checkpoint whose ignore list names it)",
+                )
+        return family.walk(config, par, args)
+
+    return replace(family, walk=walk)
+
+
 def _qwen3_vl_family(text_arch: str) -> Family:
     family = with_deepstack(
         pp_refused_on(
-            vision_language(text_arch, vision_tower, prepare=_text, tower_of=vision_config), PP_REFUSED_ON, PP_REFUSED
+            vision_language(text_arch, vision_tower, prepare=_text, tower_of=vision_config, quantized=lambda q: True),
+            PP_REFUSED_ON,
+            PP_REFUSED,
         ),
         lambda c: c.get("text_config"),
         vision_config,
@@ -186,7 +315,7 @@ def _qwen3_vl_family(text_arch: str) -> Family:
 
 
 FAMILIES: dict[str, Family] = {
-    arch: _qwen3_vl_family(text_arch)
+    arch: quantized_walk(_qwen3_vl_family(text_arch))
     for arch, text_arch in (
         ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
         ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
