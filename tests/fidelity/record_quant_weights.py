@@ -305,6 +305,21 @@ def _yarn_ramp_on_cpu(torch: Any) -> None:
         mod.yarn_linear_ramp_mask = on_cpu
 
 
+def _triton_target_is_faked_gpu(capability: Any) -> None:
+    """Make Triton's ``current_target`` (which triton_kernels' ``cuda_capability_geq`` asks to pick
+    the Hopper / Blackwell MX layouts in ``_swizzle_mxfp4``) answer the faked GPU's CUDA target:
+    without a driver it answers None, and triton_kernels falls back to its strided layouts, which
+    no CUDA GPU gets (``RECORD_MXFP4_NATIVE``: needs ``triton`` importable)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.language import target_info
+
+    def current_target() -> Any:
+        major, minor = capability()
+        return GPUTarget("cuda", major * 10 + minor, 32)
+
+    target_info.current_target = current_target
+
+
 def _named(configs: Path) -> list[Path]:
     """The config folders of ``configs`` the command line names (all of them where it names none)."""
     only = set(sys.argv[1:])
@@ -340,6 +355,8 @@ def main() -> int:
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets), gpt-oss's (the first set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
 
+    if os.environ.get("RECORD_MXFP4_NATIVE"):
+        _triton_target_is_faked_gpu(lambda: es.GPU.capability)
     V = es.V
     only = set(sys.argv[1:])
     listed = (
@@ -364,9 +381,10 @@ def main() -> int:
                     continue
                 if listed is not None and cid not in listed:
                     continue
-                if mxfp4_config(cdir) and cap[0] in (9, 10):
+                if mxfp4_config(cdir) and cap[0] in (9, 10) and not os.environ.get("RECORD_MXFP4_NATIVE"):
                     # vLLM picks the OAI Triton kernels (SM 9.0) or FlashInfer TRT-LLM (SM 10.x), whose
                     # packages this environment lacks: its own choice would be another backend
+                    # (RECORD_MXFP4_NATIVE: records them where the environment has them, 0.33.0's)
                     continue
                 t0 = time.perf_counter()
                 es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
@@ -383,6 +401,8 @@ def main() -> int:
                 }
                 if humming:
                     row["humming"] = humming
+                if os.environ.get("RECORD_MXFP4_NATIVE") and mxfp4_config(cdir):
+                    row["triton"] = importlib.import_module("triton").__version__  # only imported, never run
                 if GPU_CAST:
                     row["gpu_cast"] = True
                 model = None
