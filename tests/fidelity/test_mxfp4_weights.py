@@ -18,8 +18,10 @@ from quant_harness import load_recorded, plan_output
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.mxfp4 import (
+    GPT_OSS_CHECKED,
     gpt_oss_mxfp4_backend,
     triton_hopper_mxfp4_experts_bytes,
+    trtllm_mxfp4_experts_bytes,
 )
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
@@ -57,7 +59,9 @@ def test_refused_by_name_where_not_modelled() -> None:
         return report.refused
 
     assert "name the GPU" in refused()
-    assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(compute_capability=(10, 0), sm_count=148)
+    assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(
+        compute_capability=(10, 0), sm_count=148, vllm_version="0.33.0"
+    )
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40)
     assert "Blackwell swizzled" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
     assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0")
@@ -97,12 +101,33 @@ def test_triton_hopper_layout_bytes() -> None:
     ]
 
 
-@pytest.mark.parametrize("version", ["0.27.1", "0.28.0", "0.30.0", "0.33.0"])
-def test_plan_on_h100_prints_vllms_weights(version: str) -> None:
-    """The OAI Triton backend on SM 9.0: the weights line is vLLM's recorded figure."""
-    code, out = _plan("H100", "--vllm-version", version)
+def test_trtllm_layout_bytes() -> None:
+    """gpt-oss-20b at TP 2 on FlashInfer TRT-LLM: hidden 2880 -> 3072, intermediate 1440 -> 1536,
+    so ``2 ip == hp`` and the two biases share one cached permutation (five int64 row maps)."""
+    got = trtllm_mxfp4_experts_bytes(32, 2880, 1440)
+    maps = [n for kind, n in got if kind == "workspace" and n != 32 * 4]
+    assert sorted(maps) == [3072 * 8] * 5
+    assert got[:6] == [
+        ("experts", 32 * 3072 * 1536),
+        ("experts", 32 * 3072 * 768),
+        ("scale", 32 * 3072 * 96),
+        ("scale", 32 * 3072 * 48),
+        ("experts", 32 * 3072 * 4),
+        ("experts", 32 * 3072 * 4),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu"),
+    [(v, "H100") for v in GPT_OSS_CHECKED["TRITON"]]
+    + [(v, "B200") for v in GPT_OSS_CHECKED["FLASHINFER_TRTLLM_MXFP4_BF16"]],
+)
+def test_plan_on_h100_and_b200_prints_vllms_weights(version: str, gpu: str) -> None:
+    """The OAI Triton backend on SM 9.0, FlashInfer TRT-LLM on SM 10.0: the weights line is vLLM's
+    recorded figure."""
+    code, out = _plan(gpu, "--vllm-version", version)
     rec = load_recorded(f"quant-recorded-{version}-mxfp4")[version]
-    want = rec["openai--gpt-oss-20b H100 --tensor-parallel-size 1"]["allocated_bytes"]
+    want = rec[f"openai--gpt-oss-20b {gpu} --tensor-parallel-size 1"]["allocated_bytes"]
     assert f"{want:,} bytes" in out, out[-1500:]
     assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
 
