@@ -68,7 +68,7 @@ HOPPER_SCALE_GROUPS_PAD = 4
 #: the meta device (``quant-recorded-<release>-mxfp4.json``: H100 for the OAI Triton kernels, B200
 #: for FlashInfer TRT-LLM)
 GPT_OSS_CHECKED = {
-    "TRITON": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.33.0"),
+    "TRITON": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "FLASHINFER_TRTLLM_MXFP4_BF16": ("0.27.1", "0.28.0", "0.30.0"),
 }
 
