@@ -69,7 +69,7 @@ HOPPER_SCALE_GROUPS_PAD = 4
 #: for FlashInfer TRT-LLM)
 GPT_OSS_CHECKED = {
     "TRITON": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
-    "FLASHINFER_TRTLLM_MXFP4_BF16": ("0.27.1", "0.28.0", "0.29.0", "0.30.0"),
+    "FLASHINFER_TRTLLM_MXFP4_BF16": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"),
 }
 
 
