@@ -2,7 +2,8 @@
 
 vLLM's own figures: ``data/weights/quant-recorded-<version>-mxfp4.json`` (``record_quant_weights.py``
 on the published gpt-oss-20b / gpt-oss-120b configs; the Marlin backend vLLM picks on SM 8.x and,
-up to 0.30, SM 12.0; the OAI Triton backend on SM 9.0, recorded with ``RECORD_MXFP4_NATIVE``),
+up to 0.30, SM 12.0; the OAI Triton backend on SM 9.0 and FlashInfer TRT-LLM on SM 10.0, recorded
+with ``RECORD_MXFP4_NATIVE``),
 checked case by case in ``test_quant_weights.py``. Here: the backend vLLM
 picks per SM and release, the refusals by name, and ``plan --gpu`` on gpt-oss-20b (GPUs named
 explicitly).
