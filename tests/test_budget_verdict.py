@@ -132,13 +132,23 @@ def test_weights_above_the_gpu_decide_even_when_the_budget_is_refused() -> None:
 
 
 def test_a_budget_not_estimated_says_why_first_and_is_undetermined() -> None:
-    flags = ["--model", str(GPT_OSS), "--gpu", "H100", "--gpu-memory-utilization", "0.92"]
+    flags = [
+        "--model",
+        str(GPT_OSS),
+        "--gpu",
+        "RTX 5090",
+        "--vllm-version",
+        "0.33.0",
+        "--gpu-memory-utilization",
+        "0.92",
+    ]
     r = _plan(*flags, "--max-model-len", "32768")
     assert r.returncode == 3, r.stderr  # undetermined
     out = r.stdout
     assert "No KV budget given" not in out
     head = out.split("Invariants:")[0]
-    # gpt-oss's architecture is modelled; its MXFP4 experts on an H100 (the OAI Triton backend) are not
+    # gpt-oss's architecture is modelled; its MXFP4 experts on an RTX 5090 with 0.33.0 (the OAI Triton
+    # kernels' Blackwell layouts) are not
     assert "KV budget not estimated: weights: --gpu: MXFP4 experts on vLLM's TRITON backend" in head
     assert "(no KV cache line predicted: KV budget not estimated" in head  # under "vLLM would log:"
     assert _last(out).startswith("verdict: undetermined (exit 3): weights:")

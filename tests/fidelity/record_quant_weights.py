@@ -308,6 +308,66 @@ def _yarn_ramp_on_cpu(torch: Any) -> None:
         mod.yarn_linear_ramp_mask = on_cpu
 
 
+def _triton_target_is_faked_gpu(capability: Any) -> None:
+    """Make Triton's ``current_target`` (which triton_kernels' ``cuda_capability_geq`` asks to pick
+    the Hopper / Blackwell MX layouts in ``_swizzle_mxfp4``) answer the faked GPU's CUDA target:
+    without a driver it answers None, and triton_kernels falls back to its strided layouts, which
+    no CUDA GPU gets (``RECORD_MXFP4_NATIVE``: needs ``triton`` importable)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.language import target_info
+
+    def current_target() -> Any:
+        major, minor = capability()
+        return GPUTarget("cuda", major * 10 + minor, 32)
+
+    target_info.current_target = current_target
+
+
+def _flashinfer_scale_interleave_by_shape() -> None:
+    """FlashInfer's ``block_scale_interleave`` (``nvfp4_block_scale_interleave``, which vLLM's
+    FlashInfer TRT-LLM MXFP4 conversion calls per expert) on any device: the flat output its own
+    Python wrapper allocates before the compiled kernel fills it (``_compute_swizzled_layout_sf_size``:
+    rows padded to 128, columns to 4), in the input's dtype (``RECORD_MXFP4_NATIVE``, where
+    ``flashinfer`` imports; nothing where it does not)."""
+    try:
+        import flashinfer.fp4_quantization as shim
+        from flashinfer.quantization import fp4_quantization as fq
+    except ImportError:
+        return
+    import torch
+
+    def by_shape(unswizzled_sf: Any, *args: Any, **kwargs: Any) -> Any:
+        experts = unswizzled_sf.shape[0] if unswizzled_sf.dim() == 3 else 1
+        size = fq._compute_swizzled_layout_sf_size(unswizzled_sf.shape[-2], unswizzled_sf.shape[-1], 128)
+        return torch.empty((experts * size,), dtype=unswizzled_sf.dtype, device=unswizzled_sf.device)
+
+    for mod in (shim, fq):
+        for name in ("block_scale_interleave", "nvfp4_block_scale_interleave"):
+            if hasattr(mod, name):
+                setattr(mod, name, by_shape)
+    # the TRT-LLM experts' per-expert float32 constants go to ``torch.accelerator``'s device index
+    # (a GPU's): the meta device stands for it in that module
+    try:
+        from vllm.model_executor.layers.fused_moe.experts import trtllm_mxfp4_moe as trt
+    except ImportError:
+        return
+
+    class _OnMeta:
+        def __getattr__(self, name: str) -> Any:
+            real = getattr(torch, name)
+            if name not in ("tensor", "full", "empty", "zeros", "ones"):
+                return real
+
+            def on_meta(*args: Any, **kwargs: Any) -> Any:
+                if isinstance(kwargs.get("device"), int):
+                    kwargs["device"] = "meta"
+                return real(*args, **kwargs)
+
+            return on_meta
+
+    trt.torch = _OnMeta()  # type: ignore[assignment]
+
+
 def _named(configs: Path) -> list[Path]:
     """The config folders of ``configs`` the command line names (all of them where it names none)."""
     only = set(sys.argv[1:])
@@ -343,6 +403,9 @@ def main() -> int:
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets), gpt-oss's (the first set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
 
+    if os.environ.get("RECORD_MXFP4_NATIVE"):
+        _triton_target_is_faked_gpu(lambda: es.GPU.capability)
+        _flashinfer_scale_interleave_by_shape()
     V = es.V
     only = set(sys.argv[1:])
     listed = (
@@ -367,9 +430,10 @@ def main() -> int:
                     continue
                 if listed is not None and cid not in listed:
                     continue
-                if mxfp4_config(cdir) and cap[0] in (9, 10):
+                if mxfp4_config(cdir) and cap[0] in (9, 10) and not os.environ.get("RECORD_MXFP4_NATIVE"):
                     # vLLM picks the OAI Triton kernels (SM 9.0) or FlashInfer TRT-LLM (SM 10.x), whose
                     # packages this environment lacks: its own choice would be another backend
+                    # (RECORD_MXFP4_NATIVE: records them where the environment has them, 0.33.0's)
                     continue
                 t0 = time.perf_counter()
                 es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
@@ -386,6 +450,10 @@ def main() -> int:
                 }
                 if humming:
                     row["humming"] = humming
+                if os.environ.get("RECORD_MXFP4_NATIVE") and mxfp4_config(cdir):
+                    row["triton"] = importlib.import_module("triton").__version__  # only imported, never run
+                    with contextlib.suppress(ImportError):  # FlashInfer TRT-LLM's (SM 10.x)
+                        row["flashinfer"] = importlib.import_module("flashinfer").__version__
                 if GPU_CAST:
                     row["gpu_cast"] = True
                 model = None

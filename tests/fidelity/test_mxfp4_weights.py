@@ -2,7 +2,9 @@
 
 vLLM's own figures: ``data/weights/quant-recorded-<version>-mxfp4.json`` (``record_quant_weights.py``
 on the published gpt-oss-20b / gpt-oss-120b configs; the Marlin backend vLLM picks on SM 8.x and,
-up to 0.30, SM 12.0), checked case by case in ``test_quant_weights.py``. Here: the backend vLLM
+up to 0.30, SM 12.0; the OAI Triton backend on SM 9.0 and FlashInfer TRT-LLM on SM 10.0, recorded
+with ``RECORD_MXFP4_NATIVE``),
+checked case by case in ``test_quant_weights.py``. Here: the backend vLLM
 picks per SM and release, the refusals by name, and ``plan --gpu`` on gpt-oss-20b (GPUs named
 explicitly).
 """
@@ -16,7 +18,12 @@ from quant_harness import load_recorded, plan_output
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules
-from dryboot.vllm.model_executor.layers.quantization.mxfp4 import gpt_oss_mxfp4_backend
+from dryboot.vllm.model_executor.layers.quantization.mxfp4 import (
+    GPT_OSS_CHECKED,
+    gpt_oss_mxfp4_backend,
+    triton_hopper_mxfp4_experts_bytes,
+    trtllm_mxfp4_experts_bytes,
+)
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 HERE = Path(__file__).resolve().parent
@@ -53,10 +60,11 @@ def test_refused_by_name_where_not_modelled() -> None:
         return report.refused
 
     assert "name the GPU" in refused()
-    assert "TRITON backend" in refused(compute_capability=(9, 0), sm_count=132)
-    assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(compute_capability=(10, 0), sm_count=148)
+    assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(
+        compute_capability=(10, 0), sm_count=148, vllm_version="0.33.0"
+    )
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40)
-    assert "TRITON backend" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
+    assert "Blackwell swizzled" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
     assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0")
     with pytest.raises(InputError, match="no MXFP4 MoE backend"):
         gpt_oss_mxfp4_backend(70, 110)
@@ -79,11 +87,50 @@ def test_plan_prints_vllms_weights_and_a_verdict(gpu: str) -> None:
     assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
 
 
-def test_plan_on_h100_names_the_triton_backend() -> None:
-    code, out = _plan("H100")
-    assert code == 3, out[-800:]
-    assert "verdict: undetermined (exit 3)" in out
-    assert "MXFP4 experts on vLLM's TRITON backend" in " ".join(out.split())
+def test_triton_hopper_layout_bytes() -> None:
+    """gpt-oss-20b at TP 2 (intermediate 1440 per rank, rounded to 1472 for the Triton backend):
+    the Hopper value layout pads nothing here (2 x 1472 rows of 1440 bytes), the scale layout pads
+    the rows to 256 and the scale groups (1472 / 32 = 46 -> 48 for ``w2``, 90 -> 92 for ``w13``)."""
+    got = triton_hopper_mxfp4_experts_bytes(32, 2880, 1440)
+    assert got == [
+        ("experts", 32 * 2944 * 1440),
+        ("experts", 32 * 2880 * 736),
+        ("scale", 32 * 3072 * 92),
+        ("scale", 32 * 3072 * 48),
+        ("experts", 32 * 2944 * 4),
+        ("experts", 32 * 2880 * 4),
+    ]
+
+
+def test_trtllm_layout_bytes() -> None:
+    """gpt-oss-20b at TP 2 on FlashInfer TRT-LLM: hidden 2880 -> 3072, intermediate 1440 -> 1536,
+    so ``2 ip == hp`` and the two biases share one cached permutation (five int64 row maps)."""
+    got = trtllm_mxfp4_experts_bytes(32, 2880, 1440)
+    maps = [n for kind, n in got if kind == "workspace" and n != 32 * 4]
+    assert sorted(maps) == [3072 * 8] * 5
+    assert got[:6] == [
+        ("experts", 32 * 3072 * 1536),
+        ("experts", 32 * 3072 * 768),
+        ("scale", 32 * 3072 * 96),
+        ("scale", 32 * 3072 * 48),
+        ("experts", 32 * 3072 * 4),
+        ("experts", 32 * 3072 * 4),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu"),
+    [(v, "H100") for v in GPT_OSS_CHECKED["TRITON"]]
+    + [(v, "B200") for v in GPT_OSS_CHECKED["FLASHINFER_TRTLLM_MXFP4_BF16"]],
+)
+def test_plan_on_h100_and_b200_prints_vllms_weights(version: str, gpu: str) -> None:
+    """The OAI Triton backend on SM 9.0, FlashInfer TRT-LLM on SM 10.0: the weights line is vLLM's
+    recorded figure."""
+    code, out = _plan(gpu, "--vllm-version", version)
+    rec = load_recorded(f"quant-recorded-{version}-mxfp4")[version]
+    want = rec[f"openai--gpt-oss-20b {gpu} --tensor-parallel-size 1"]["allocated_bytes"]
+    assert f"{want:,} bytes" in out, out[-1500:]
+    assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
 
 
 def test_plan_on_rtx_5090_with_0_33_names_its_refusal() -> None:

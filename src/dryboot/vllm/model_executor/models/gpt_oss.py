@@ -68,7 +68,7 @@ def mxfp4_backend(config: Mapping[str, Any], par: W.Parallel) -> str | None:
     if par.expert_parallel:
         raise InputError("--enable-expert-parallel", None, "MXFP4 experts under expert parallelism are not modelled")
     backend = gpt_oss_mxfp4_backend(sm, rules.oai_triton_below)
-    check_modelled(backend)
+    check_modelled(backend, sm, par.vllm_version)
     check_attention_buffer(par.vllm_version, par.capability)
     return backend
 

@@ -6,9 +6,12 @@
 
 Modelled: the Marlin backend (``utils/marlin_utils_fp4.py`` ``prepare_moe_mxfp4_layer_for_marlin``),
 whose every shape is declared in Python (the repack through ``gptq_marlin_repack``'s
-``register_fake``). Refused by name: the OAI Triton backend (``triton_kernels``' swizzled layouts)
-and FlashInfer TRT-LLM (its shuffled, interleaved block scales), whose layouts vLLM's oracle cannot
-build without their compiled kernels' packages.
+``register_fake``), and the OAI Triton backend on SM 9.0 (``utils/mxfp4_utils.py``
+``_swizzle_mxfp4`` over the vendored ``vllm/third_party/triton_kernels``: ``HopperMXValueLayout`` /
+``HopperMXScaleLayout``, pure torch reshapes and pads) and FlashInfer TRT-LLM on SM 10.x (row
+permutations that keep the shapes, ``block_scale_interleave``'s padded scales, the cached permute
+indices), each on the releases it is checked for (:data:`GPT_OSS_CHECKED`). Refused by name: the
+OAI Triton backend on SM 12.x (0.32+: triton_kernels' Blackwell layouts), the releases not checked.
 """
 
 from __future__ import annotations
@@ -46,15 +49,122 @@ def gpt_oss_mxfp4_backend(capability: int, triton_below: int) -> str:
     )
 
 
-def check_modelled(backend: str) -> None:
-    """:raises InputError: ``backend``'s layout after loading is not modelled (named: the OAI
-    Triton kernels, FlashInfer TRT-LLM)."""
-    if backend != "MARLIN":
-        why = {
-            "TRITON": "the OAI Triton kernels' swizzled weight and scale layouts (triton_kernels)",
+#: ``mxfp4_round_up_hidden_size_and_intermediate_size`` for the OAI Triton backend on CUDA (no rule
+#: of its own: the intermediate per rank to a multiple of 64, the hidden size as is)
+TRITON_INTERMEDIATE_ROUND_UP = 64
+#: ``HopperMXValueLayout.swizzle_data`` (``mma_version`` 3): the packed weight ``[M, K / 2]`` padded
+#: to (rows, bytes) multiples of (k_tile x warp_tile x threads x scott_trick x contig per axis:
+#: 1 x 2 x 4 x 2 x 1, 4 x 2 x 4 x 1 x 1)
+HOPPER_VALUE_PAD = (16, 32)
+#: ``HopperMXScaleLayout.swizzle_data`` (``num_warps`` 8, as ``_swizzle_mxfp4`` asks): the scales
+#: ``[M, K / 32]`` padded to (2 x num_warps x 2 x 8, 2)
+HOPPER_SCALE_PAD = (256, 2)
+#: ``_swizzle_mxfp4`` on SM 9.0 pads the scale groups (``K / 32``) to a multiple of 4 first
+#: (vLLM's comment: "Patches #47303", until it moves to the Triton 3.8.0 kernels)
+HOPPER_SCALE_GROUPS_PAD = 4
+
+
+#: the releases whose gpt-oss MXFP4 experts on each non-Marlin backend are checked against vLLM on
+#: the meta device (``quant-recorded-<release>-mxfp4.json``: H100 for the OAI Triton kernels, B200
+#: for FlashInfer TRT-LLM)
+GPT_OSS_CHECKED = {
+    "TRITON": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    "FLASHINFER_TRTLLM_MXFP4_BF16": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"),
+}
+
+
+def check_modelled(backend: str, capability: int = 90, release: str | None = None) -> None:
+    """:raises InputError: ``backend``'s layout after loading is not modelled on a GPU of
+    ``capability`` (``major * 10 + minor``) with vLLM ``release`` (``None``: any release; named:
+    the OAI Triton kernels off SM 9.0, a backend whose layout the release is not checked for)."""
+    if backend == "MARLIN":
+        return
+    if backend == "TRITON" and capability != 90:
+        raise InputError(
+            "--gpu",
+            None,
+            f"MXFP4 experts on vLLM's {backend} backend: the OAI Triton kernels' Blackwell swizzled weight and "
+            "scale layouts (triton_kernels) are not modelled",
+        )
+    checked = GPT_OSS_CHECKED.get(backend)
+    if checked is None or release not in checked:
+        what = {
+            "TRITON": "the OAI Triton kernels' Hopper swizzled layouts",
             "FLASHINFER_TRTLLM_MXFP4_BF16": "FlashInfer TRT-LLM's shuffled weights and interleaved block scales",
-        }.get(backend, backend)
-        raise InputError("--gpu", None, f"MXFP4 experts on vLLM's {backend} backend: {why} are not modelled")
+        }.get(backend, "its layout")
+        where = f"checked on vLLM {' / '.join(checked)} only, not {release}" if checked and release else "not modelled"
+        raise InputError("--gpu", None, f"MXFP4 experts on vLLM's {backend} backend: {what} are {where}")
+
+
+#: ``mxfp4_round_up_hidden_size_and_intermediate_size`` for FlashInfer TRT-LLM: (hidden, intermediate)
+TRTLLM_ROUND_UP = (256, 128)
+#: FlashInfer's ``block_scale_interleave`` (``_compute_swizzled_layout_sf_size``): each expert's
+#: scales ``[M, groups]`` padded to (128 rows, 4 groups)
+TRTLLM_SCALE_PAD = (128, 4)
+
+
+def trtllm_mxfp4_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per rank)
+    holds after ``convert_gpt_oss_weight_to_mxfp4_moe_kernel_format`` on FlashInfer TRT-LLM
+    (``FLASHINFER_TRTLLM_MXFP4_BF16``, SM 10.x; 0.27.1-0.32.0):
+
+    * ``create_weights`` takes the hidden size rounded up to 256 and the intermediate to 128
+      (:data:`TRTLLM_ROUND_UP`);
+    * the weights keep their shapes (rows permuted per expert, then stacked anew): ``w13``
+      ``[e, 2 ip, hp / 2]``, ``w2`` ``[e, hp, ip / 2]``, one byte each;
+    * the e8m0 scales go through ``block_scale_interleave`` per expert: ``[M, K / 32]`` padded to
+      :data:`TRTLLM_SCALE_PAD` (a flat buffer, stacked);
+    * the biases become float32 ``[e, 2 ip]`` / ``[e, hp]``;
+    * the method's ``_cache_permute_indices`` keeps one int64 row map ``[M]`` per distinct
+      permuted shape on the GPU (``get_w2_permute_indices_with_cache``: ``w13`` weight, scale
+      and bias ``[2 ip, ...]``, ``w2``'s ``[hp, ...]``; the two biases ``[M, 1]`` share one where
+      ``2 ip == hp``);
+    * the experts object (``TrtLlmMxfp4ExpertsBase``) keeps ``gemm1_alpha``, ``gemm1_beta`` and
+      ``gemm1_clamp_limit``, float32 ``[e]`` each (gpt-oss's SwiGLU constants).
+
+    :returns: ``(kind, bytes)`` per tensor, bytes allocated before the allocator's rounding."""
+    hp, ip = _round_up(h, TRTLLM_ROUND_UP[0]), _round_up(i, TRTLLM_ROUND_UP[1])
+    out: list[tuple[str, int]] = [("experts", e * 2 * ip * hp // 2), ("experts", e * hp * ip // 2)]
+    for m, k in ((2 * ip, hp), (hp, ip)):
+        groups = k // MXFP4_BLOCK
+        out.append(("scale", e * _round_up(m, TRTLLM_SCALE_PAD[0]) * _round_up(groups, TRTLLM_SCALE_PAD[1])))
+    out += [("experts", e * 2 * ip * 4), ("experts", e * hp * 4)]
+    shapes = {
+        (2 * ip, hp // 2),
+        (2 * ip, hp // MXFP4_BLOCK),
+        (2 * ip, 1),
+        (hp, ip // 2),
+        (hp, ip // MXFP4_BLOCK),
+        (hp, 1),
+    }
+    out += [("workspace", m * 8) for m, _ in sorted(shapes)]
+    return [*out, *(("workspace", e * 4) for _ in range(3))]
+
+
+def triton_hopper_mxfp4_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per rank)
+    holds after ``convert_gpt_oss_weight_to_mxfp4_moe_kernel_format`` on the OAI Triton backend on
+    SM 9.0 (``_swizzle_mxfp4``; the same in 0.27.1-0.33.0, the vendored triton_kernels unchanged):
+
+    * ``create_weights`` takes the intermediate rounded up to :data:`TRITON_INTERMEDIATE_ROUND_UP`;
+    * each weight (``w13``: ``M = 2 ip`` rows of ``h / 2`` bytes; ``w2``: ``M = h`` rows of
+      ``ip / 2`` bytes) becomes ``HopperMXValueLayout``'s bit-twiddled copy: rows padded to 16,
+      bytes to 32 (``[e, M / 4, 4 K]``, the same bytes);
+    * each e8m0 scale (``M`` rows of ``K / 32`` groups): the groups padded to 4
+      (:data:`HOPPER_SCALE_GROUPS_PAD`), then ``HopperMXScaleLayout``: rows padded to 256, groups to
+      2, one byte each;
+    * the original weights and scales are deleted; the biases kept as float32 ``[e, 2 ip]`` and
+      ``[e, h]``.
+
+    :returns: ``(kind, bytes)`` per tensor, bytes allocated before the allocator's rounding."""
+    ip = _round_up(i, TRITON_INTERMEDIATE_ROUND_UP)
+    out: list[tuple[str, int]] = []
+    for m, k in ((2 * ip, h), (h, ip)):
+        out.append(("experts", e * _round_up(m, HOPPER_VALUE_PAD[0]) * _round_up(k // 2, HOPPER_VALUE_PAD[1])))
+    for m, k in ((2 * ip, h), (h, ip)):
+        groups = _round_up(_round_up(k // MXFP4_BLOCK, HOPPER_SCALE_GROUPS_PAD), HOPPER_SCALE_PAD[1])
+        out.append(("scale", e * _round_up(m, HOPPER_SCALE_PAD[0]) * groups))
+    return [*out, ("experts", e * 2 * ip * 4), ("experts", e * h * 4)]
 
 
 def mxfp4_experts_bytes(
@@ -70,7 +180,20 @@ def mxfp4_experts_bytes(
     and back to e8m0 (one byte per 32 values: ``[e, k / 32, n]``); the biases permuted in the
     activation dtype ``[e, 2 I]`` and ``[e, H]``.
 
-    :raises InputError: a backend whose layout is not modelled (named)."""
+    The OAI Triton backend (SM 9.0) and FlashInfer TRT-LLM (SM 10.x; the caller checks the GPU
+    and release with :func:`check_modelled`): :func:`triton_hopper_mxfp4_experts_bytes`,
+    :func:`trtllm_mxfp4_experts_bytes` (gpt-oss's, with biases).
+
+    :raises InputError: a backend whose layout is not modelled (named), those two without
+        biases."""
+    if backend in GPT_OSS_CHECKED:
+        if not biases:
+            raise InputError(
+                "--gpu", None, f"MXFP4 experts without biases on vLLM's {backend} backend are not modelled"
+            )
+        if backend == "TRITON":
+            return triton_hopper_mxfp4_experts_bytes(e, h, i)
+        return trtllm_mxfp4_experts_bytes(e, h, i)
     check_modelled(backend)
     hp, ip = _round_up(h, MARLIN_ROUND_UP[0]), _round_up(i, MARLIN_ROUND_UP[1])
     out = [
