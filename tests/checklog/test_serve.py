@@ -190,8 +190,8 @@ def test_lora_from_serve_reaches_the_weights_or_is_refused_by_name(tmp_path: Pat
     assert code == 1 and doc["weights"]["refused"] is None, out
     assert doc["weights"]["stages"][0]["lora_bytes"] == 27_218_398_208
     assert "give it to dryboot" not in out and "ignored max_loras" not in out
-    # DeepSeek-V3 (MLA): LoRA's stacks are not modelled there, so the budget is undetermined (its
-    # fp8 blocks after loading on a GPU are refused by name first: the config taken unquantized)
+    # DeepSeek-V3 (MLA): LoRA's stacks are not modelled there, so the budget is undetermined (the
+    # config taken unquantized, so that the LoRA refusal is the one checked)
     unquantized = {k: v for k, v in json.loads(DEEPSEEK_V3.read_text()).items() if k != "quantization_config"}
     (tmp_path / "config.json").write_text(json.dumps(unquantized))
     code, doc, out = plan_json("--model", str(tmp_path / "config.json"), "--gpu", "H100", "--serve", line)

@@ -2,8 +2,11 @@
 ``[128, 128]`` as Qwen's published FP8 checkpoints ship it): a dense model (Qwen3-32B-FP8) and an
 MoE model (Qwen3-30B-A3B-FP8), two composed per-tensor Qwen3-8B configs, after
 ``process_weights_after_loading`` per GPU; the composed GLM-4.5 block config (recorded on H100 for
-0.33.0, whose moe-set rows fail without DeepGEMM); the published MiniMax-M2.5 and DeepSeek-V3
-configs (families dryboot refuses on a named GPU; their rows are optional).
+0.33.0, whose moe-set rows fail without DeepGEMM); the published MiniMax-M2.5, DeepSeek-V3 and
+Kimi-K2-Instruct (dense MLA) and DeepSeek-V3.2 (sparse MLA, refused) configs (their rows are
+optional: recorded on the GPUs and TPs ``RECORD_GPUS`` / ``RECORD_TPS`` name, each config in a process
+of its own: a DeepSeek-V3.2 case leaves later cases' rotary tables in float32, 16 MiB more for
+Kimi-K2 at TP 2).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=fp8``, and by ``test_weights_fp8_post.py``.

@@ -8,29 +8,38 @@ in 512-byte blocks; DeepGEMM present on SM 9.0 / 10.x as the CUDA wheel vendors 
 functions answering DeepGEMM's layout as shapes: ``quant_fakes.deep_gemm_stand_in``) for the
 configs of ``quant_cases_fp8.py``: the published Qwen3-32B-FP8 and Qwen3-30B-A3B-FP8 (``[128,
 128]`` blocks) and two composed per-tensor Qwen3-8B configs, on the GPUs of that module at TP 1
-and 2; the published MiniMax-M2.5 and DeepSeek-V3 (refused). Byte-exact where dryboot answers;
+and 2; the published MiniMax-M2.5 and DeepSeek-V3. Byte-exact where dryboot answers;
 refused by name elsewhere.
 GLM-4.5 under the same blocks is in ``test_quant_weights_moe.py``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import quant_cases_fp8 as fp8
-from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, tp_of
+from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, plan_output, tp_of
 
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import deep_gemm_ue8m0_scale_bytes
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 RECORDED = load_recorded("quant-recorded-fp8-")
 CASES = case_ids(RECORDED)
+#: the published MLA checkpoints (deepseek_v2.py): dense MLA answered, sparse (an indexer) refused
+DENSE_MLA = ("deepseek-ai--DeepSeek-V3", "moonshotai--Kimi-K2-Instruct")
+SPARSE_MLA = ("deepseek-ai--DeepSeek-V3.2",)
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
     cap = tuple(row["capability"])
+    if row["config"] in DENSE_MLA + SPARSE_MLA and (10, 0) <= cap < (11, 0):
+        return "cannot import vLLM's CUTLASS MLA backend"  # the oracle fails on B200 (every release)
+    if row["config"] in SPARSE_MLA:
+        return "sparse-attention MLA model"  # the indexer's layout: vLLM holds more than the walk (SM 9.0)
     if row["config"].startswith("MiniMaxAI--") and (10, 0) <= cap < (11, 0):
         return "in some runs and CUTLASS in others"  # the oracle's unstable linear-kernel choice on B200
     if "tensor" in row["config"]:
@@ -61,7 +70,9 @@ def test_corpus_size() -> None:
     / 12.1 (RTX 5090, GB10) on every release but 0.33.0; both on SM 10.0 (B200: DeepGEMM's UE8M0
     scales, FlashInfer TRT-LLM's shuffled experts) likewise; both per-tensor configs on SM 8.9 and
     9.0 on every release, and on SM 10.0 / 12.x on 0.29.0 to 0.32.0; MiniMax-M2.5 at TP 1 on every GPU and release the
-    block checkpoints are but B200; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
+    block checkpoints are but B200; DeepSeek-V3 on SM 8.6 (Marlin FP8 experts), 8.9 and 9.0 at TP 1
+    and 2 on every release (and TP 8 on SM 9.0 on 0.28.0 / 0.33.0), on SM 12.0 on every release but 0.33.0;
+    Kimi-K2-Instruct on SM 9.0 at TP 2 on every release. vLLM's own classes served them
     (``Fp8LinearMethod`` on every decoder linear layer; DeepGEMM's kernel on Hopper and
     Blackwell; ``TrtLlmFp8ExpertsMonolithic`` on B200)."""
     assert set(RECORDED) == {"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"}
@@ -85,8 +96,12 @@ def test_corpus_size() -> None:
         minimax = ("RTX 3090", "RTX 4090", "H100") + (("RTX 5090", "GB10") if version != "0.33.0" else ())
         want |= {("MiniMaxAI--MiniMax-M2.5", g, 1) for g in minimax}
         want |= {("MiniMaxAI--MiniMax-M2.5", g, t) for g in ("RTX 4090", "H100") for t in (2, 4)}
-        if version == "0.30.0":  # DeepSeek-V3's MLA with its dequantized kv_b_proj copies
-            want |= {("deepseek-ai--DeepSeek-V3", g, t) for g in ("RTX 4090", "H100") for t in (1, 2)}
+        # DeepSeek-V3's MLA with its dequantized kv_b_proj copies
+        mla_gpus = ("RTX 3090", "RTX 4090", "H100") + (("RTX 5090",) if version != "0.33.0" else ())
+        want |= {("deepseek-ai--DeepSeek-V3", g, t) for g in mla_gpus for t in (1, 2)}
+        if version in ("0.28.0", "0.33.0"):
+            want.add(("deepseek-ai--DeepSeek-V3", "H100", 8))
+        want.add(("moonshotai--Kimi-K2-Instruct", "H100", 2))
         assert want <= exact, (version, want - exact)
     row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 3090 --tensor-parallel-size 1"]
     assert row["kernels"]["Fp8LinearMethod"] == 64 * 4
@@ -128,16 +143,17 @@ def test_other_families_and_releases_refused() -> None:
 @pytest.mark.parametrize(
     ("name", "capability", "version"),
     [
-        ("deepseek-ai--DeepSeek-V3", (9, 0), "0.33.0"),
-        ("deepseek-ai--DeepSeek-V3", (12, 0), "0.30.0"),
-        ("deepseek-ai--DeepSeek-V3", (8, 6), "0.30.0"),
+        ("deepseek-ai--DeepSeek-V3", (10, 0), "0.30.0"),
+        ("deepseek-ai--DeepSeek-V3", (8, 0), "0.33.0"),
+        ("deepseek-ai--DeepSeek-V3", (12, 1), "0.28.0"),
+        ("moonshotai--Kimi-K2-Instruct", (10, 0), "0.27.1"),
     ],
 )
 def test_other_published_fp8_families_refused_on_a_gpu(name: str, capability: tuple[int, int], version: str) -> None:
     """Published fp8 checkpoints whose layout after loading is not recorded there are refused by
     name on a named GPU, not answered with the layout vLLM creates (MiniMax-M2's composed walk gave
-    that before): DeepSeek-V3 outside 0.30.0 on SM 8.9 / 9.0 (its MLA dequantizes ``kv_b_proj`` per attention
-    backend)."""
+    that before): DeepSeek-V3 / Kimi-K2 on a GPU not recorded (SM 8.0, 12.1) or where the oracle's
+    engine start fails (SM 10.x), since its MLA dequantizes ``kv_b_proj`` per attention backend."""
     report = model_weights(fp8.CONFIGS / name, tp=2, compute_capability=capability, sm_count=128, vllm_version=version)
     assert report.refused and "fp8 weights after loading" in report.refused
     assert not model_weights(fp8.CONFIGS / name, tp=2).refused  # without a GPU: the layout vLLM creates
@@ -156,9 +172,89 @@ def test_minimax_at_tp_above_1_names_the_lamport_workspace() -> None:
 
 
 def test_deepseek_v3_keeps_dequantized_kv_b_proj_copies() -> None:
-    """DeepSeek-V3 after loading (0.30.0, RTX 4090 and H100) holds, per MLA layer, ``kv_b_proj``
+    """DeepSeek-V3 after loading (every release, RTX 4090 and H100) holds, per MLA layer, ``kv_b_proj``
     dequantized to bfloat16 (``W_UK_T`` / ``W_UV``: heads / TP x (128 + 128) x 512 x 2 bytes) on top
-    of what vLLM builds, less the two blocks of the layer's CPU scale scalars."""
-    for tp, heads in ((1, 128), (2, 64)):
-        row = RECORDED["0.30.0"][f"deepseek-ai--DeepSeek-V3 H100 --tensor-parallel-size {tp}"]
-        assert row["allocated_bytes"] - row["built_allocated_bytes"] == 61 * (heads * 256 * 512 * 2 - 2 * 512)
+    of what vLLM builds, less the two blocks of the layer's CPU scale scalars (0.27.1: three more
+    blocks a layer built and freed by the post-load step). The figure after loading is the same on
+    every release and on both GPUs: the releases differ in how ``MLAAttention`` gets there
+    (``weights.FP8_MLA_RELEASES``), not in what it keeps."""
+    for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+        for tp, heads in ((1, 128), (2, 64)):
+            rows = [
+                RECORDED[version][f"deepseek-ai--DeepSeek-V3 {g} --tensor-parallel-size {tp}"]
+                for g in ("RTX 4090", "H100")
+            ]
+            freed = 3 * 512 if version == "0.27.1" else 0
+            for row in rows:
+                grown = row["allocated_bytes"] - row["built_allocated_bytes"]
+                assert grown == 61 * (heads * 256 * 512 * 2 - 2 * 512 - freed), (version, row["gpu"], tp)
+                assert (
+                    row["allocated_bytes"]
+                    == RECORDED["0.30.0"][f"deepseek-ai--DeepSeek-V3 H100 --tensor-parallel-size {tp}"][
+                        "allocated_bytes"
+                    ]
+                )
+
+
+def test_sparse_mla_refused_by_name() -> None:
+    """DeepSeek-V3.2's sparse MLA under fp8 (its indexer) stays refused: on SM 9.0 (0.30.0, TP 2) vLLM
+    holds 512,735,744 bytes more than dryboot's walk, 8,405,504 a layer over its 61 layers (cause not
+    found); on SM 8.9 vLLM has no sparse MLA backend (the recorded error)."""
+    rows = RECORDED["0.30.0"]
+    h100 = rows["deepseek-ai--DeepSeek-V3.2 H100 --tensor-parallel-size 2"]
+    assert h100["ok"] and h100["allocated_bytes"] == 339767632384
+    assert "No valid attention backend" in rows["deepseek-ai--DeepSeek-V3.2 RTX 4090 --tensor-parallel-size 2"]["error"]
+    for version in RELEASES:
+        report = model_weights(
+            fp8.CONFIGS / "deepseek-ai--DeepSeek-V3.2",
+            tp=2,
+            compute_capability=(9, 0),
+            sm_count=132,
+            vllm_version=version,
+            max_num_batched_tokens=8192,
+        )
+        assert report.refused and "sparse-attention MLA model" in report.refused, version
+
+
+PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
+
+
+@pytest.mark.parametrize("version", ["0.28.0", "0.33.0"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "deepseek-ai--DeepSeek-V3",
+        "deepseek-ai--DeepSeek-R1",
+        "deepseek-ai--DeepSeek-V3.1",
+        "moonshotai--Kimi-K2-Instruct",
+    ],
+)
+def test_plan_gives_the_published_mla_checkpoints_weights(name: str, version: str) -> None:
+    """``plan --gpu H200 --tensor-parallel-size 8`` on the published dense-MLA fp8 checkpoints (vLLM's
+    ``deepseek_v2.py``) prints the weights after loading on the default release and on 0.33.0;
+    DeepSeek-V3's (R1's, V3.1's: the same shapes) is the recorded H100 figure at TP 8 (SM 9.0 both)."""
+    code, out = plan_output(PUBLIC / name, "H200", "--tensor-parallel-size", "8", "--vllm-version", version)
+    assert "Weights: not given" not in out and "Weights per rank" in out, out[-1500:]
+    if name != "moonshotai--Kimi-K2-Instruct":
+        want = RECORDED[version]["deepseek-ai--DeepSeek-V3 H100 --tensor-parallel-size 8"]["allocated_bytes"]
+        assert f"{want:,} bytes" in out, out[-1500:]
+    assert code in (0, 1, 4), out[-800:]  # a verdict from the budget (not undetermined, exit 3)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "deepseek-ai--DeepSeek-V3.2",
+        "zai-org--GLM-5-FP8",
+        "zai-org--GLM-5.1-FP8",
+        "zai-org--GLM-5.2-FP8",
+        "zai-org--GLM-5.3-FP8",
+    ],
+)
+def test_plan_names_why_sparse_mla_weights_are_not_given(name: str) -> None:
+    """The published sparse-MLA fp8 checkpoints (an indexer: DeepSeek-V3.2, GLM-5.x) are refused by name
+    on a named GPU (``plan --gpu H200``, TP 8, 0.33.0): the weights are not given, the reason said."""
+    code, out = plan_output(PUBLIC / name, "H200", "--tensor-parallel-size", "8", "--vllm-version", "0.33.0")
+    flat = " ".join(out.split())
+    assert "Weights: not given" in flat and "sparse-attention MLA model" in flat, out[-1500:]
+    assert code == 3, out[-800:]  # undetermined

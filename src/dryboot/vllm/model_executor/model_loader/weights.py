@@ -2278,12 +2278,15 @@ def _mla_attention(
             raise InputError(
                 "quantization_config",
                 "quant_method",
-                "fp8 weights after loading of a sparse-attention MLA model (its indexer) are not recorded",
+                "fp8 weights after loading of a sparse-attention MLA model (its indexer) are not modelled: vLLM "
+                "holds 8,405,504 bytes a layer more than this walk (DeepSeek-V3.2 at TP 2 on SM 9.0, vLLM 0.30.0; "
+                "cause not found), and has no sparse MLA backend below SM 9.0",
             )
         # MLAAttention.process_weights_after_loading: kv_b_proj dequantized into W_UK_T / W_UV in
-        # the model dtype (the fp8 kv_b_proj stays); the layer's two CPU scale scalars leave the GPU
+        # the model dtype (the fp8 kv_b_proj stays); the layer's two CPU scale scalars and the
+        # release's q/k/v_range (0.27.1: attention_range_blocks) leave the GPU
         w.own("weight", heads_r * (nope + v) * kv_lora * ab)
-        w.ref.allocated_bytes += (w.attention_blocks - 2) * ALLOC_ROUND
+        w.ref.allocated_bytes += (w.attention_blocks - 2 - w.range_blocks) * ALLOC_ROUND
         return
     # MLAAttention.process_weights_after_loading resets the default scales as Attention's does
     # (checked for the weight-only integer layouts, which the oracle runs after loading)
@@ -2750,15 +2753,45 @@ FP8_FAMILY_RELEASES = {"glm4_moe": ("0.27.1", "0.28.0", "0.30.0", "0.33.0")}
 #: families whose fp8 block layers on SM 10.x the oracle gives DeepGEMM in some runs and CUTLASS
 #: in others (MiniMax-M2; its TP > 1 layout is recorded without P2P: ``models/minimax_m2.py``)
 FP8_UNSTABLE_SM100_FAMILIES = {"minimax_m2"}
-#: MLA families whose plain fp8 layout after loading is recorded (DeepSeek-V3: the dequantized
-#: ``kv_b_proj`` copies), on these releases and GPUs (SM 8.9, 9.0) only
+#: MLA families whose plain fp8 ``[bn, bk]`` layout after loading is recorded (DeepSeek-V3,
+#: Kimi-K2: the dequantized ``kv_b_proj`` copies; quant_cases_fp8.py), on these releases and GPUs only. The
+#: releases differ in how ``MLAAttention.process_weights_after_loading`` gets there, not in what
+#: it leaves (recorded byte-identical on all seven): 0.29.0 onward first call the backend's own
+#: ``process_weights_after_loading`` (a no-op for the CUDA MLA backends; only the CPU AMX backend
+#: packs its own copies), 0.27.1 / 0.28.0 have no such hook; 0.31.0 to 0.33.0 dequantize through
+#: ``split_kv_b_proj`` and set ``W_UK_T`` / ``W_UV`` with ``replace_parameter`` (views of the one
+#: dequantized tensor, as before);
+#: 0.27.1's attention layers build their ``q/k/v_range`` on the GPU (:func:`attention_range_blocks`),
+#: which the post-load step moves to the host with the two CPU scale scalars
 FP8_MLA_FAMILIES = {"deepseek_v2"}
-FP8_MLA_RELEASES = ("0.30.0",)
+FP8_MLA_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: the GPUs (SM) on which :data:`FP8_MLA_RELEASES` are recorded: SM 8.6 (Marlin FP8 experts, the
+#: dense block layers and kv_b_proj's copies as on SM 8.9), 8.9, 9.0 (DeepGEMM present) and 12.0 (as
+#: the dense families', recorded without DeepGEMM; 0.33.0 there: its FlashInfer attention buffer,
+#: refused by name). SM 10.x: the oracle's engine start fails importing vLLM's CUTLASS MLA backend
+#: on every release (recorded as the rows' error), so it stays refused
+FP8_MLA_CAPABILITIES = ((8, 6), (8, 9), (9, 0), (12, 0))
 #: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
 FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
 #: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all;
 #: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op)
 FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0")
+
+
+def _fp8_mla_why(capability: tuple[int, int], blocks: bool) -> str:
+    """Why an fp8 MLA layout outside :data:`FP8_MLA_CAPABILITIES` is refused (the suffix of the
+    refusal): one scale per tensor is not recorded; on SM 10.x the oracle's engine start fails
+    importing vLLM's CUTLASS MLA backend (it allocates a CUDA workspace when imported; the boot
+    environment's torch has no CUDA): no figure of vLLM's to check against; elsewhere the GPU is not
+    recorded."""
+    if not blocks:
+        return " (one scale per tensor: not recorded)"
+    if 10 <= capability[0] < 11:
+        return (
+            " (SM 10.x: the engine start this is checked against cannot import vLLM's CUTLASS MLA backend "
+            "there, so no figure is recorded)"
+        )
+    return " (not recorded)"
 
 
 def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
@@ -2776,15 +2809,16 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
     assert par.capability is not None
     mla_unchecked = family in FP8_MLA_FAMILIES and (
-        par.vllm_version not in FP8_MLA_RELEASES or par.capability not in ((8, 9), (9, 0)) or quant.block is None
+        par.vllm_version not in FP8_MLA_RELEASES or par.capability not in FP8_MLA_CAPABILITIES or quant.block is None
     )
     if mla_unchecked:
         raise InputError(
             "quantization_config",
             "quant_method",
             f"fp8 weights after loading of {family} (MLA: kv_b_proj dequantized per attention backend) are checked "
-            f"with [bn, bk] blocks on SM 8.9 / 9.0 on vLLM {', '.join(FP8_MLA_RELEASES)} only, not on SM "
-            f"{par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version}",
+            f"with [bn, bk] blocks on SM {' / '.join(f'{a}.{b}' for a, b in FP8_MLA_CAPABILITIES)} on vLLM "
+            f"{', '.join(FP8_MLA_RELEASES)} only, not on SM {par.capability[0]}.{par.capability[1]} with vLLM "
+            f"{par.vllm_version}" + _fp8_mla_why(par.capability, quant.block is not None),
         )
     releases = FP8_FAMILY_RELEASES.get(family, FP8_CHECKED_RELEASES)
     if family not in FP8_CHECKED_FAMILIES | FP8_MLA_FAMILIES or par.vllm_version not in releases:
