@@ -40,6 +40,7 @@ OTHER_SETS = (
     "quant-recorded-llama4-",
     "quant-recorded-qwen4exp-",
     "quant-recorded-kimik3-",
+    "quant-recorded-nvfp4moe-",
 )
 
 

@@ -79,6 +79,7 @@ if os.environ.get("RECORD_SET") in (
     "llama4",
     "qwen4exp",
     "kimik3",
+    "nvfp4moe",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -336,8 +337,10 @@ def main() -> int:
             if hasattr(k3, "is_meta_module"):
                 k3.is_meta_module = lambda module: False
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe") or any(mxfp4_config(p) for p in _named(QUANT_CONFIGS)):
-        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets), gpt-oss's (the first set's MXFP4 configs)
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe") or any(
+        mxfp4_config(p) for p in _named(QUANT_CONFIGS)
+    ):
+        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets), gpt-oss's (the first set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
 
     V = es.V
