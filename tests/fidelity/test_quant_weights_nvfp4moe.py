@@ -92,3 +92,12 @@ def test_blackwell_refused_by_name() -> None:
     """SM 10.0: vLLM's FlashInfer TRT-LLM experts (shuffled, hidden padded to 256) are refused by name."""
     refused = model_weights(DSV31, tp=8, compute_capability=(10, 0), sm_count=148).refused or ""
     assert "TRT-LLM" in refused and "not modelled" in refused, refused
+
+
+def test_plan_h100_dsv31_prints_vllms_figure() -> None:
+    """``plan --gpu H100 --tensor-parallel-size 8`` on nvidia/DeepSeek-V3.1-NVFP4 (vLLM 0.28.0):
+    the recorded figure after loading, and a verdict."""
+    code, out = plan_output(DSV31, "H100", "--tensor-parallel-size", "8", "--vllm-version", "0.28.0")
+    want = RECORDED["0.28.0"][f"{DSV31.name} H100 --tensor-parallel-size 8"]["allocated_bytes"]
+    assert code == 0 and f"{want:,} bytes" in out, out[-2000:]
+    assert "Model loading took 46.75 GiB memory" in out
