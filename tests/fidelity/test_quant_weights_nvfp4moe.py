@@ -65,6 +65,7 @@ def test_corpus_size() -> None:
     }
     assert {("0.28.0", DSV3_0324.name, g) for g in ("A100-80GB", "H100", "RTX 5090")} <= exact
     assert {("0.28.0", c, g) for c in (DSV31.name, QWEN35.name) for g in ("H100", "RTX 5090")} <= exact
+    assert ("0.30.0", DSV31.name, "H100") in exact  # 0.30.0's Marlin layouts: 0.28.0's
     for v, cases in RECORDED.items():
         for row in cases.values():
             if row["gpu"] == "B200":
