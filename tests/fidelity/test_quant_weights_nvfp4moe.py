@@ -66,6 +66,11 @@ def test_corpus_size() -> None:
     assert {("0.28.0", DSV3_0324.name, g) for g in ("A100-80GB", "H100", "RTX 5090")} <= exact
     assert {("0.28.0", c, g) for c in (DSV31.name, QWEN35.name) for g in ("H100", "RTX 5090")} <= exact
     assert ("0.30.0", DSV31.name, "H100") in exact  # 0.30.0's Marlin layouts: 0.28.0's
+    assert ("0.27.1", DSV3_0324.name, "RTX 5090") in exact  # CUTLASS, 0.27.1's q/k/v_range kept
+    # V3.1's fp8 KV cache on SM 8.0: vLLM refuses it (Triton MLA); its weights recorded under
+    # --kv-cache-dtype bfloat16
+    bf16 = RECORDED["0.28.0"][f"{DSV31.name} A100-80GB --tensor-parallel-size 8 --kv-cache-dtype bfloat16"]
+    assert bf16["ok"] and _dryboot(bf16, "0.28.0").stages[0].allocated_bytes == bf16["allocated_bytes"]
     for v, cases in RECORDED.items():
         for row in cases.values():
             if row["gpu"] == "B200":
