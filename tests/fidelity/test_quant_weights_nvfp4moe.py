@@ -28,6 +28,7 @@ CASES = case_ids(RECORDED)
 DSV31 = nm.CONFIGS / "nvidia--DeepSeek-V3.1-NVFP4"
 DSV3_0324 = nm.CONFIGS / "nvidia--DeepSeek-V3-0324-NVFP4"
 QWEN35 = nm.CONFIGS / "nvidia--Qwen3.5-122B-A10B-NVFP4"
+KIMI25 = nm.CONFIGS / "nvidia--Kimi-K2.5-NVFP4"
 
 
 def _dryboot(row: dict[str, Any], version: str) -> Any:
@@ -66,6 +67,8 @@ def test_corpus_size() -> None:
     assert {("0.28.0", DSV3_0324.name, g) for g in ("A100-80GB", "H100", "RTX 5090")} <= exact
     assert {("0.28.0", c, g) for c in (DSV31.name, QWEN35.name) for g in ("H100", "RTX 5090")} <= exact
     assert ("0.30.0", DSV31.name, "H100") in exact  # 0.30.0's Marlin layouts: 0.28.0's
+    # Kimi-K2.5's wrapper: DeepSeek-V3's text model, its tower bf16 but the float32 temporal table
+    assert ("0.28.0", KIMI25.name, "H100") in exact
     assert ("0.27.1", DSV3_0324.name, "RTX 5090") in exact  # CUTLASS, 0.27.1's q/k/v_range kept
     # V3.1's fp8 KV cache on SM 8.0: vLLM refuses it (Triton MLA); its weights recorded under
     # --kv-cache-dtype bfloat16
@@ -84,10 +87,11 @@ def test_kernels_are_vllms() -> None:
     checked = 0
     for cases in RECORDED.values():
         for row in cases.values():
-            if not row["ok"] or not row["config"].startswith("nvidia--DeepSeek-V3"):
+            if not row["ok"] or not row["config"].startswith(("nvidia--DeepSeek-V3", "nvidia--Kimi")):
                 continue
             k = row["kernels"]
-            assert k["ModelOptNvFp4FusedMoE"] == 58 and k["ModelOptKVCacheMethod"] == 61, k
+            moe = 60 if "Kimi" in row["config"] else 58  # first_k_dense_replace 1 / 3 of 61 layers
+            assert k["ModelOptNvFp4FusedMoE"] == moe and k["ModelOptKVCacheMethod"] == 61, k
             if row["capability"][0] < 10:
                 assert "MarlinNvFp4LinearKernel" in k, k
             checked += 1
