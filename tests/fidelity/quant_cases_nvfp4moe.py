@@ -1,7 +1,8 @@
 """The ModelOpt NVFP4 MoE cases of the MLA / hybrid / wrapper families: NVIDIA's published
 checkpoints nvidia/DeepSeek-V3.1-NVFP4 and nvidia/DeepSeek-V3-0324-NVFP4 (``DeepseekV3ForCausalLM``,
 MLA attention and NVFP4 experts), nvidia/Qwen3.5-122B-A10B-NVFP4 (``Qwen3_5MoeForConditionalGeneration``)
-and nvidia/Kimi-K2.5-NVFP4 (``KimiK25ForConditionalGeneration``), their published configs verbatim.
+and nvidia/Kimi-K2.5-NVFP4 / Kimi-K2.6-NVFP4 (``KimiK25ForConditionalGeneration``), their published
+configs verbatim.
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=nvfp4moe``, and by ``test_quant_weights_nvfp4moe.py``. Its configs live in

@@ -7,8 +7,9 @@ every storage still held counted in 512-byte blocks) for NVIDIA's published conf
 ``data/weights/quant-configs-nvfp4moe/`` (nvidia/DeepSeek-V3.1-NVFP4 and nvidia/DeepSeek-V3-0324-NVFP4:
 MLA attention left in bf16 by their ``exclude_modules`` but for V3.1's ``o_proj``, NVFP4 dense MLPs,
 shared and routed experts; nvidia/Qwen3.5-122B-A10B-NVFP4: NVFP4 routed experts only, the tower,
-Gated DeltaNet, attention and shared experts excluded) at TP 8 on SM 8.0, 9.0 and 12.0 (Marlin
-below 10.0, CUTLASS on 12.0). SM 10.0 is recorded too: the oracle cannot run vLLM's FlashInfer
+Gated DeltaNet, attention and shared experts excluded; nvidia/Kimi-K2.5-NVFP4 and Kimi-K2.6-NVFP4:
+the DeepSeek-V3 text model in Kimi-K2.5's wrapper, its MoonViT tower unquantized) at TP 8 on SM
+8.0, 9.0 and 12.0 (Marlin below 10.0, CUTLASS on 12.0). SM 10.0 is recorded too: the oracle cannot run vLLM's FlashInfer
 TRT-LLM preparation there (no CUDA torch), and dryboot refuses it by name. Every case is checked
 in the default run (no vLLM needed): byte-exact where dryboot answers, else refused by name.
 """
