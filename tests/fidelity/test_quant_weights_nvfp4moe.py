@@ -73,6 +73,9 @@ def test_corpus_size() -> None:
     # K2.6: its layer 0 and shared experts excluded too
     assert ("0.28.0", "nvidia--Kimi-K2.6-NVFP4", "H100") in exact
     assert ("0.27.1", DSV3_0324.name, "RTX 5090") in exact  # CUTLASS, 0.27.1's q/k/v_range kept
+    assert ("0.28.0", QWEN35.name, "A100-80GB") in exact
+    assert {("0.30.0", c, g) for c in (DSV3_0324.name, QWEN35.name) for g in ("H100", "RTX 5090")} <= exact
+    assert {("0.27.1", c, "H100") for c in (DSV31.name, QWEN35.name)} <= exact
     # V3.1's fp8 KV cache on SM 8.0: vLLM refuses it (Triton MLA); its weights recorded under
     # --kv-cache-dtype bfloat16
     bf16 = RECORDED["0.28.0"][f"{DSV31.name} A100-80GB --tensor-parallel-size 8 --kv-cache-dtype bfloat16"]
