@@ -76,6 +76,9 @@ def test_corpus_size() -> None:
     assert ("0.28.0", QWEN35.name, "A100-80GB") in exact
     assert {("0.30.0", c, g) for c in (DSV3_0324.name, QWEN35.name) for g in ("H100", "RTX 5090")} <= exact
     assert {("0.27.1", c, "H100") for c in (DSV31.name, QWEN35.name)} <= exact
+    # 0.29.0 / 0.31.0 on H100 (Marlin; 0.31.0 without the per-layer workspace), 0.32.0 on SM 12.0
+    assert {(v, c, "H100") for v in ("0.29.0", "0.31.0") for c in (DSV31.name, QWEN35.name)} <= exact
+    assert ("0.32.0", DSV31.name, "RTX 5090") in exact
     # V3.1's fp8 KV cache on SM 8.0: vLLM refuses it (Triton MLA); its weights recorded under
     # --kv-cache-dtype bfloat16
     bf16 = RECORDED["0.28.0"][f"{DSV31.name} A100-80GB --tensor-parallel-size 8 --kv-cache-dtype bfloat16"]
