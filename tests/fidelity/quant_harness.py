@@ -41,6 +41,7 @@ OTHER_SETS = (
     "quant-recorded-qwen4exp-",
     "quant-recorded-kimik3-",
     "quant-recorded-nemlatent-",
+    "quant-recorded-nvfp4moe-",
 )
 
 

@@ -22,7 +22,7 @@ the case ids that file holds (another release's case list), ``RECORD_FAST`` skip
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
-``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
+``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``, ``nvfp4moe``,
 ``qwen3vl``:
 ``quant_cases_<set>.py``),
 ``DRYBOOT_HUMMING_PATH`` a folder
@@ -82,6 +82,7 @@ if os.environ.get("RECORD_SET") in (
     "kimik3",
     "nemlatent",
     "qwen3vl",
+    "nvfp4moe",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -399,8 +400,10 @@ def main() -> int:
             if hasattr(k3, "is_meta_module"):
                 k3.is_meta_module = lambda module: False
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe") or any(mxfp4_config(p) for p in _named(QUANT_CONFIGS)):
-        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets), gpt-oss's (the first set's MXFP4 configs)
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe") or any(
+        mxfp4_config(p) for p in _named(QUANT_CONFIGS)
+    ):
+        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets), gpt-oss's (the first set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
 
     if os.environ.get("RECORD_MXFP4_NATIVE"):

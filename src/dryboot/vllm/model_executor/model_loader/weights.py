@@ -264,9 +264,11 @@ SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEM
 #: releases whose quantized Gemma-3 layouts are checked against vLLM (quant-recorded-*-fam.json)
 GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
-#: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
-#: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
-MODELOPT_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe"}
+#: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4), DeepSeek-V2 / V3's MLA + MoE (nvidia/DeepSeek-V3.1-NVFP4,
+#: nvidia/DeepSeek-V3-0324-NVFP4; Kimi-K2.5's text model too), the Qwen3.5 MoE wrapper under
+#: uniform NVFP4 (nvidia/Qwen3.5-122B-A10B-NVFP4: its tower excluded) and, under MIXED_PRECISION,
+#: the Qwen3.5 / 3.6 MoE hybrid with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
+MODELOPT_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "deepseek_v2", "qwen3_5_moe"}
 MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5", "qwen3_5_moe", "nemotron_h"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
@@ -2256,6 +2258,21 @@ def _mla_attention(
         "attention",
         ((f"{att}.kv_b_proj", "column"),),
     )
+    kv_b = f"{att}.kv_b_proj"
+    if isinstance(quant.scaled, ModelOptQuant) and "index_topk" in config:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "ModelOpt weights after loading of a sparse-attention MLA model (its indexer) are not recorded",
+        )
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.layer_scheme(kv_b, (kv_b,)) is not None:
+        # MLAAttention.process_weights_after_loading dequantizes a quantized kv_b_proj; the
+        # published NVFP4 checkpoints (DeepSeek-V3 / V3.1, Kimi-K2.5) exclude it: not recorded
+        raise InputError(
+            "quantization_config",
+            "exclude_modules",
+            f"a ModelOpt-quantized MLA kv_b_proj ({kv_b}: dequantized after loading) is not modelled",
+        )
     if quant.wna16 is not None and quant.wna16.layer_scheme(f"{att}.kv_b_proj") is not None:
         # MLAAttention.process_weights_after_loading: a quantized kv_b_proj is dequantized (the
         # layer applied to an identity, get_and_maybe_dequant_weights) into one [kv_lora,
@@ -2267,9 +2284,11 @@ def _mla_attention(
         ((f"{att}.o_proj", "row"),),
     )
     w.module([], "attention", ((att, "attention scales"),))
-    if quant.method in ("modelopt", "modelopt_fp4"):
+    if quant.method in ("modelopt", "modelopt_fp4") and not isinstance(quant.scaled, ModelOptQuant):
         # ModelOpt's KV-cache scale parameters reach MLA layers too (modelopt.py get_quant_method:
-        # Attention or MLAAttention); fp8's only plain Attention (fp8.py)
+        # Attention or MLAAttention); fp8's only plain Attention (fp8.py). After loading (a GPU
+        # named: the layout after the post-load step) ModelOptKVCacheMethod deletes the four
+        # (kv_cache.py BaseKVCacheMethod.process_weights_after_loading; recorded: DeepSeek-V3 NVFP4)
         for _ in range(4):
             w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)

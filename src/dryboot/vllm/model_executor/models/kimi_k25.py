@@ -38,12 +38,22 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
     out = W._int({"text_hidden_size": mm, **v}, "text_hidden_size") if kind == "patchmergerv2" else mm
     w = moonvit(v, text, tp, ab, replicate_indivisible=True, projector=(out, kind == "patchmergerv2"))
     time = W._int({"init_pos_emb_time": 4, **v}, "init_pos_emb_time")
-    w.add("vision", time * d * ab, buffer=True)
+    # KimiK25ForConditionalGeneration.__init__: under a quant config it keeps (ModelOpt's; it drops
+    # compressed-tensors') the tower moves to the GPU without a dtype cast, so the temporal table,
+    # built float32 on the host, stays float32 (recorded: nvidia/Kimi-K2.5-NVFP4)
+    time_bytes = 4 if isinstance(text.get("quantization_config"), Mapping) else ab
+    w.add("vision", time * d * time_bytes, buffer=True)
     return w
+
+
+def _nvfp4(quant: W.Quant) -> bool:
+    """nvidia/Kimi-K2.5-NVFP4 (ModelOpt NVFP4): its ``ignore`` list keeps the tower and projector
+    (``vision_tower*``, ``mm_projector*``) in the model dtype, the text model takes the rest."""
+    return quant.method == "modelopt_fp4"
 
 
 FAMILIES: dict[str, Family] = {
     "KimiK25ForConditionalGeneration": vision_language(
-        "DeepseekV3ForCausalLM", _tower, ("vision_chunk",), text_of=text_config
+        "DeepseekV3ForCausalLM", _tower, ("vision_chunk",), text_of=text_config, quantized=_nvfp4
     ),
 }

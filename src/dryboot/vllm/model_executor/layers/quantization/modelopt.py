@@ -80,10 +80,18 @@ def text_model_name(name: str) -> str:
     return name
 
 
+#: a vision-language wrapper's tower as the checkpoint names it, and as vLLM's model does (the
+#: Qwen3.5 / 3.6 wrappers' ``hf_to_vllm_mapper``: ``model.visual.`` is ``visual.``)
+_TOWER_PREFIX = ("model.visual", "visual")
+
+
 def exclude_patterns(names: tuple[str, ...]) -> tuple[str, ...]:
     """ModelOpt's ``exclude_modules`` / ``ignore`` (names with ``*`` wildcards) as the ``re:``
-    patterns of :class:`ScaledQuant`: a name excludes itself and what is under it."""
-    return tuple("re:" + re.escape(text_model_name(i)).replace(r"\*", ".*") + r"(\..*)?$" for i in names)
+    patterns of :class:`ScaledQuant`: a name excludes itself and what is under it; a wrapper's
+    ``model.visual*`` names its tower (``visual.*``, as vLLM maps the list before matching)."""
+    ckpt, model = _TOWER_PREFIX
+    mapped = (model + i[len(ckpt) :] if i.startswith(ckpt) else text_model_name(i) for i in names)
+    return tuple("re:" + re.escape(i).replace(r"\*", ".*") + r"(\..*)?$" for i in mapped)
 
 
 @dataclass(frozen=True)

@@ -121,11 +121,18 @@ class ScaledQuant:
         return best[1] if best is not None else None
 
 
+#: MLA's fused low-rank projection (``deepseek_v2.py`` ``packed_modules_mapping``): one replicated
+#: layer of the checkpoint's ``q_a_proj`` and ``kv_a_proj_with_mqa``, excluded when they are
+#: (nvidia/DeepSeek-V3.1-NVFP4's ``exclude_modules`` name the parts)
+MLA_PACKED_MODULES = {"fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")}
+
+
 def checkpoint_parts(name: str) -> tuple[str, ...]:
     """The checkpoint modules vLLM's layer ``name`` loads (a fused layer's parts, else itself)."""
     head, _, last = name.rpartition(".")
-    if last in PACKED_MODULES:
-        return tuple(f"{head}.{p}" for p in PACKED_MODULES[last])
+    packed = PACKED_MODULES.get(last) or MLA_PACKED_MODULES.get(last)
+    if packed:
+        return tuple(f"{head}.{p}" for p in packed)
     return (name,)
 
 
