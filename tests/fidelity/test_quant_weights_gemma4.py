@@ -38,6 +38,8 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "below SM 8.9: Marlin FP8"  # plain fp8 per tensor (weights._fp8_post_load)
     if "FP8" in config and sm >= 100 and version not in ("0.29.0", "0.30.0", "0.31.0", "0.32.0"):
         return "one scale per tensor on SM 10.0"  # weights.FP8_TENSOR_BLACKWELL_RELEASES
+    if version == "0.33.0" and sm >= 100:
+        return "shared counter buffer"  # FlashInfer attention on Blackwell (QuantRules.blackwell_attention_buffer)
     if "moe+FP8" in config:
         return "fp8 per-tensor MoE experts"  # FlashInfer / CUTLASS experts (fused_moe.scaled_experts_bytes)
     if "moe+CT-W4A16" in config and sm >= 100:

@@ -220,11 +220,17 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
                 "config.json", "rope_parameters", f"the rotary table of rope type {rope_type!r} is not modelled"
             )
         w.own("rotary", positions * kinds[kind][0] * ab, buffer=True)
-    if quant.method is not None:
-        # 0.33's FlashInfer attention for an fp8 KV cache on SM 8.x: its KV counter, allocated
-        # while the model is built
-        fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
-        W._flashinfer_counter(w, quant, par, fp8_kv, args.max_num_batched_tokens, nq_r)
+    fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
+    heterogeneous = kinds["sliding_attention"][0] != kinds["full_attention"][0]
+    if quant.method is not None and not heterogeneous and W._flashinfer_attention(quant, par, fp8_kv):
+        # heterogeneous head sizes force Triton attention (vLLM's Gemma4Config; no FlashInfer KV
+        # counter: recorded); with one head size vLLM 0.33 may build FlashInfer's, not recorded
+        raise InputError(
+            "quantization_config",
+            "kv_cache_scheme",
+            f"a quantized Gemma-4 with one head size and an fp8 KV cache on SM 8.x with vLLM {par.vllm_version} "
+            "(FlashInfer attention's KV counter) is not recorded",
+        )
     return w.result()
 
 
