@@ -4,9 +4,10 @@ The Gemma-4 set (``quant_cases_gemma4.py``): ``data/weights/quant-recorded-gemma
 holds vLLM's own figures (``RECORD_SET=gemma4 record_quant_weights.py``: the model built by vLLM's
 loader on the meta device, ``process_weights_after_loading`` run, every storage still held
 counted in 512-byte blocks) for tiny ``Gemma4ForCausalLM`` configs (dense as the 31B, MoE as the
-26B-A4B) under AWQ, GPTQ (dense), compressed-tensors W4A16, plain fp8 and ModelOpt NVFP4 on SM
-8.6 / 8.9 / 9.0 / 10.0 at TP 1 and 2. Every case is checked in the default run (no vLLM needed);
-with ``DRYBOOT_VLLM_PYTHON`` set, one is re-recorded live.
+26B-A4B) and the wrapper under AWQ, GPTQ (dense), AutoRound, compressed-tensors W4A16, plain fp8
+and ModelOpt NVFP4 on SM 8.6 / 8.9 / 9.0 / 10.0 at TP 1 and 2, vLLM 0.28.0, 0.30.0 and 0.33.0.
+Every case is checked in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, one
+is re-recorded live.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
 
 
 def test_corpus_size() -> None:
-    """Byte-exact on 0.28.0 and 0.33.0: AWQ, GPTQ, compressed-tensors W4A16, fp8 (dense) and ModelOpt
-    NVFP4, the text model and the wrapper (tower unquantized as vLLM builds it)."""
+    """Byte-exact on 0.28.0, 0.30.0 and 0.33.0: AWQ, GPTQ, compressed-tensors W4A16, fp8 (dense)
+    and ModelOpt NVFP4, the text model and the wrapper (tower unquantized as vLLM builds it)."""
     exact: dict[str, set[str]] = {}
     n = 0
     for version, cases in RECORDED.items():
@@ -59,7 +60,7 @@ def test_corpus_size() -> None:
             if row["ok"] and _refusal(version, row) is None:
                 exact.setdefault(version, set()).add(row["config"])
                 n += 1
-    for version in ("0.28.0", "0.33.0"):
+    for version in ("0.28.0", "0.30.0", "0.33.0"):
         assert {
             "tiny-gemma4-dense+AWQ-g128",
             "tiny-gemma4-dense+CT-W4A16-g32",
@@ -73,7 +74,7 @@ def test_corpus_size() -> None:
             "tiny-gemma4-vl+ModelOpt-NVFP4",
             "tiny-gemma4-vlmoe+ModelOpt-NVFP4",
         } <= exact.get(version, set()), version
-    assert n >= 126  # 70 on 0.28.0, 56 on 0.33.0
+    assert n >= 206  # 70 on 0.28.0, 80 on 0.30.0, 56 on 0.33.0
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
@@ -94,7 +95,7 @@ def test_unrecorded_stays_refused_by_name() -> None:
     """A release, a GPU or a parallelism not recorded is refused by name; without a GPU the
     repacked layout is unknown."""
     cfg = g4.CONFIGS / "tiny-gemma4-moe+CT-W4A16-g32"
-    assert "0.28.0, 0.33.0 only" in (
+    assert "0.28.0, 0.30.0, 0.33.0 only" in (
         model_weights(cfg, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
     )
     assert "SM 8.6, 8.9, 9.0, 10.0 only" in (
