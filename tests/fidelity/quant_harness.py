@@ -38,6 +38,7 @@ OTHER_SETS = (
     "quant-recorded-kvfp8-",
     "quant-recorded-fp8gdn-",
     "quant-recorded-llama4-",
+    "quant-recorded-gemma4-",
     "quant-recorded-qwen4exp-",
     "quant-recorded-kimik3-",
     "quant-recorded-nemlatent-",

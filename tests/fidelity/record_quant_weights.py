@@ -78,6 +78,7 @@ if os.environ.get("RECORD_SET") in (
     "kvfp8",
     "fp8gdn",
     "llama4",
+    "gemma4",
     "qwen4exp",
     "kimik3",
     "nemlatent",

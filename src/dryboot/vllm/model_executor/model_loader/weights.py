@@ -2764,7 +2764,7 @@ FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2", *FP8_GDN_FAMILIES}
+FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2", "gemma4", *FP8_GDN_FAMILIES}
 #: families of :data:`FP8_CHECKED_FAMILIES` recorded on fewer releases (GLM-4.5's block layers:
 #: quant_cases_moe.py / quant_cases_fp8.py on 0.30.0 and 0.33.0, answered on 0.27.1 / 0.28.0 as
 #: before; not recorded on 0.29.0 / 0.31.0 / 0.32.0)

@@ -1,5 +1,5 @@
 """Gemma-4 (``gemma4.py``, ``Gemma4ForCausalLM``; ``gemma4_mm.py``,
-``Gemma4ForConditionalGeneration``), unquantized.
+``Gemma4ForConditionalGeneration``), unquantized and quantized (after loading).
 
 The text model: the tied embedding (scaled by a ``normalizer`` scalar buffer) and the final norm
 on every pipeline stage; per layer of ``layer_types``:
@@ -28,8 +28,15 @@ MLP (``[I, D]`` x 2, ``[D, I]``) and four norms; ``std_bias`` / ``std_scale`` bu
 the projector ``embed_vision.embedding_projection`` ``[H_text, D]`` (and its scale-less
 pre-projection norm's ``[D]`` attribute).
 
+Quantized checkpoints (:func:`text_walk`, recorded by ``tests/fidelity/quant_cases_gemma4.py``):
+AWQ, GPTQ, AutoRound and compressed-tensors W4A16 (Marlin / Machete / Humming per GPU; the experts
+through the fused MoE Marlin backend), plain fp8 and ModelOpt NVFP4 (its exclusions by vLLM's
+names: the published ``model.language_model.layers.N.self_attn*`` keep attention in bf16); the
+wrapper's tower only where vLLM builds it unquantized (:func:`_refuse_quantized_tower`).
+
 Refused by name: per-layer input embeddings (``hidden_size_per_layer_input``), KV-shared layers
-(``num_kv_shared_layers``), ``use_double_wide_mlp``, an audio tower, quantized checkpoints.
+(``num_kv_shared_layers``), ``use_double_wide_mlp``, an audio tower, a quantized tower, quantized
+checkpoints outside the recorded releases / GPUs, under pipeline or expert parallelism.
 """
 
 from __future__ import annotations
@@ -39,11 +46,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, built_text, config_only, vision_language
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    WalkArgs,
+    built_text,
+    config_only,
+    quant_scope_refusal,
+    vision_language,
+)
 
 #: fields whose value other than these adds modules this module does not build (refused by name)
 UNMODELLED = {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": False}
+
+
+#: releases whose quantized Gemma-4 text layouts are recorded against vLLM
+#: (``tests/fidelity/quant_cases_gemma4.py``)
+QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+#: the GPUs (``major * 10 + minor``) those records cover (on SM 10.0 vLLM's Marlin MoE backend does
+#: not serve symmetric W4A16 experts: ``auto_gptq`` refuses them by name there)
+QUANT_SMS = (86, 89, 90, 100)
 
 
 def _refuse_unmodelled(config: Mapping[str, Any]) -> None:
@@ -65,15 +90,62 @@ def _heads(n: int, tp: int, what: str) -> int:
     return 1
 
 
-def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-    """One rank of one stage of the text model (module docstring).
+def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
+    """What of a quantized Gemma-4 text model is not modelled, named.
 
-    :raises InputError: a quantized checkpoint, a field in :data:`UNMODELLED`, sizes TP does not
-        divide, a rope type whose table is not modelled, checkpoint headers (not mapped)."""
+    :raises InputError: a method other than the weight-only integer ones (AWQ, GPTQ, AutoRound,
+        compressed-tensors W4A16), plain fp8 and ModelOpt NVFP4; a release or GPU not recorded
+        (:data:`QUANT_RELEASES`, :data:`QUANT_SMS`); pipeline or
+        expert parallelism."""
+    if quant.wna16 is None and quant.method not in ("modelopt_fp4", "fp8"):
+        why: str | None = (
+            f"{quant.method} layouts of Gemma-4 are not modelled (AWQ, GPTQ, AutoRound, compressed-tensors "
+            "W4A16, fp8 and ModelOpt NVFP4 are)"
+        )
+    else:
+        why = quant_scope_refusal("Gemma-4", quant.method, par, QUANT_RELEASES, QUANT_SMS)
+    if why:
+        raise InputError("quantization_config", "quant_method", why)
+
+
+def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
+    """The routed experts of one MoE layer after loading: unquantized as created
+    (``weights.experts_bytes``), weight-only integer through the fused MoE Marlin backend
+    (``auto_gptq.wna16_experts_bytes``), ModelOpt NVFP4 (``modelopt.modelopt_experts_bytes``), plain
+    fp8 (``fused_moe.scaled_experts_bytes``)."""
+    if quant.method is None:
+        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
+    if quant.wna16 is not None:
+        return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
+    if isinstance(quant.scaled, ModelOptQuant):
+        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
+    assert quant.scaled is not None
+    scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
+    if scheme is None:
+        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
+    return scaled_experts_bytes(quant.scaled, scheme, e, h, i_r, ab)
+
+
+def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage of the text model (module docstring), unquantized or, for a quantized
+    checkpoint, after ``process_weights_after_loading``: ``qkv_proj`` / ``o_proj`` and the dense
+    MLP quantized as the checkpoint says (``weights._linear``: its ignore list by vLLM's module
+    names, ``model.layers.N...``; ``language_model.model.layers.N...`` in the wrapper), the
+    experts by :func:`_experts`, the router's ``proj`` never (vLLM builds it as a ``GateLinear``
+    without a quant config), the embedding (tied head) in the model dtype.
+
+    :raises InputError: what :func:`_refuse_quantized` names, no GPU named for a quantized
+        checkpoint, a field in :data:`UNMODELLED`, sizes TP does not divide, a rope type whose
+        table is not modelled, checkpoint headers (not mapped)."""
     config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", "quantized Gemma-4 layouts are not modelled")
+    quant = W.quant_from_config(config, args.hf_quant)
+    if quant.method is not None:
+        _refuse_quantized(quant, par)
+        quant = W._on_gpu(quant, par, "gemma4")
     _refuse_unmodelled(config)
+    # the wrapper's language model by the text model's names too: ModelOpt's exclusions map
+    # ``model.language_model.X`` onto them (``modelopt.text_model_name``)
+    root = "model"
     ab = W.model_dtype_bytes(config, args.dtype)
     tp = par.tp
     h, inter = W._int(config, "hidden_size"), W._int(config, "intermediate_size")
@@ -108,16 +180,26 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         seen.add(kind)
         hd, kv = kinds[kind]
         kv_r = _heads(kv, tp, f"the {kind} KV heads")
-        counts = [(nq_r + 2 * kv_r) * hd * h, h * nq_r * hd, hd, hd, *[h] * 4, 2 * i_r * h, h * i_r]
+        p = f"{root}.layers.{li}"
+        split = "column" if kv >= tp else ""
+        entries = [
+            *W._linear(quant, f"{p}.self_attn.qkv_proj", h, (nq_r * hd, kv_r * hd, kv_r * hd), ab, tp=tp, split=split),
+            *W._linear(quant, f"{p}.self_attn.o_proj", nq_r * hd, (h,), ab, tp=tp, split="row"),
+            *W._linear(quant, f"{p}.mlp.gate_up_proj", h, (i_r, i_r), ab, tp=tp),
+            *W._linear(quant, f"{p}.mlp.down_proj", i_r, (h,), ab, tp=tp, split="row"),
+        ]
+        counts = [hd, hd, *[h] * 4]
         if moe:
             e = W._int(config, "num_experts")
             counts += [h, h, h, h, e * h, e]  # three norms, router scale and proj, per-expert scale
         for n in counts:
             w.own("layer", n * ab)
+        for k, nbytes in entries:
+            w.own("layer" if k == "weight" else k, nbytes)
         if moe:
             e_i = W._int(config, "moe_intermediate_size")
             e_r, ei_r = W.experts_per_rank(e, e_i, tp, par, "moe_intermediate_size")
-            for k, nbytes in W.experts_bytes(W.Quant(), e_r, h, ei_r, ab):
+            for k, nbytes in _experts(quant, f"{p}.experts", e_r, h, ei_r, ab):
                 w.own(k, nbytes)
             if par.expert_parallel:
                 w.own("expert map", 4 * e, buffer=True)
@@ -127,7 +209,8 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         # with the model but neither parameter nor buffer: the value norm, and the router's
         w.ref.allocated_bytes += _blocks(hd * ab) + (_blocks(h * ab) if moe else 0)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+        held = w.attention_blocks - (W._post_load_host_blocks(quant, w.range_blocks) if quant.method else 0)
+        w.ref.allocated_bytes += held * W.ALLOC_ROUND
     positions = W._int(config, "max_position_embeddings")
     for kind in sorted(seen):
         rope = (config.get("rope_parameters") or {}).get(kind) or {"rope_type": "default"}
@@ -137,6 +220,17 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
                 "config.json", "rope_parameters", f"the rotary table of rope type {rope_type!r} is not modelled"
             )
         w.own("rotary", positions * kinds[kind][0] * ab, buffer=True)
+    fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
+    heterogeneous = kinds["sliding_attention"][0] != kinds["full_attention"][0]
+    if quant.method is not None and not heterogeneous and W._flashinfer_attention(quant, par, fp8_kv):
+        # heterogeneous head sizes force Triton attention (vLLM's Gemma4Config; no FlashInfer KV
+        # counter: recorded); with one head size vLLM 0.33 may build FlashInfer's, not recorded
+        raise InputError(
+            "quantization_config",
+            "kv_cache_scheme",
+            f"a quantized Gemma-4 with one head size and an fp8 KV cache on SM 8.x with vLLM {par.vllm_version} "
+            "(FlashInfer attention's KV counter) is not recorded",
+        )
     return w.result()
 
 
@@ -174,9 +268,32 @@ def vision_widths(vision: Mapping[str, Any]) -> VisionWidths:
     )
 
 
+def _refuse_quantized_tower(vision: Mapping[str, Any], text: Mapping[str, Any], v: VisionWidths) -> None:
+    """A quantized wrapper's tower is built unquantized where vLLM gives it no quant config
+    (``gemma4_mm.py``: compressed-tensors, bitsandbytes and torchao always pass theirs; the other
+    methods only to a tower whose ``hidden_size`` and ``intermediate_size`` are multiples of 64,
+    which the published 1152 / 4304 tower is not); a tower vLLM quantizes is refused by name.
+
+    :raises InputError: a tower the checkpoint's method quantizes (not modelled)."""
+    qc = text.get("quantization_config")
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None
+    if method is None:
+        return
+    passes_always = str(method).lower() in ("compressed-tensors", "bitsandbytes", "torchao")
+    if passes_always or (v.hidden_size % 64 == 0 and v.intermediate_size % 64 == 0):
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"a {method} Gemma-4 vision tower (vLLM quantizes it: compressed-tensors, or widths {v.hidden_size} / "
+            f"{v.intermediate_size} multiples of 64) is not modelled; --language-model-only sizes the text model",
+        )
+
+
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    """``Gemma4VisionModel`` and its projector on one rank, replicated (module docstring)."""
+    """``Gemma4VisionModel`` and its projector on one rank, replicated (module docstring); under a
+    quantized checkpoint only where vLLM builds it unquantized (:func:`_refuse_quantized_tower`)."""
     v = vision_widths(vision)
+    _refuse_quantized_tower(vision, text, v)
     d, inter, hd, p = v.hidden_size, v.intermediate_size, v.head_dim, v.patch_size
     layer = [d * d] * 4 + [hd, hd] + [inter * d] * 3 + [d] * 4
     counts = [
@@ -205,7 +322,9 @@ def _text_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 FAMILIES: dict[str, Family] = {
     "Gemma4ForCausalLM": Family(text_walk),
-    "Gemma4ForConditionalGeneration": vision_language("Gemma4ForCausalLM", vision_tower, prepare=_text_of),
+    "Gemma4ForConditionalGeneration": vision_language(
+        "Gemma4ForCausalLM", vision_tower, prepare=_text_of, quantized=lambda q: True
+    ),
 }
 
 
