@@ -6,30 +6,22 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Any
 
-import e2e_harness as H
 import gemma4_fp8_mm_prefix_cases as C
 import pytest
+import release_records
 
 from dryboot.vllm import versions
 
-RECORDED: dict[str, dict[str, Any]] = json.loads(C.RECORDS.read_text())
-CASES = {c.id: c for c in C.cases(H.default_workdir())}
-
-
-def _problems(key: str) -> list[str]:
-    release, cid = key.split("/")
-    verdict = H.compare(RECORDED[key], H.run_dryboot(CASES[cid], release))
-    return [f"{k}: vLLM {a} != dryboot {b}" for k, (a, b) in verdict["diffs"].items()]
+RECORDED = release_records.Recorded(C)
+_problems = RECORDED.problems
 
 
 def test_every_case_is_recorded_on_every_release() -> None:
-    assert set(RECORDED) == {f"{r}/{c}" for r in C.RELEASES for c in CASES}
+    assert RECORDED.complete()
 
 
-@pytest.mark.parametrize("key", sorted(RECORDED))
+@pytest.mark.parametrize("key", RECORDED.keys())
 def test_dryboot_matches_recorded_oracle(key: str) -> None:
     assert not _problems(key)
 

@@ -11,6 +11,10 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.mm_encoder_tp import whole_tower
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledScheme
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
 from dryboot.vllm.models.registry import release_registry_file
@@ -662,3 +666,36 @@ def towers_on_stage(arch: str, par: W.Parallel) -> bool:
     ``suffix``, builds them on every stage: not distinguished here)."""
     rules = rules_for(par.vllm_version)
     return par.pp_rank == 0 or not rules.pp_towers_first_stage
+
+
+def routed_experts_bytes(
+    quant: W.Quant,
+    ex: str,
+    e: int,
+    h: int,
+    i_r: int,
+    ab: int,
+    check_scheme: Callable[[ScaledScheme], None] | None = None,
+) -> list[tuple[str, int]]:
+    """The routed experts of one MoE layer after loading, ``(name, bytes)`` per tensor (``ex``: the
+    experts' module name, ``e`` experts of hidden size ``h`` and intermediate size ``i_r`` per rank,
+    ``ab`` bytes of the model dtype): unquantized as created (``weights.experts_bytes``), weight-only
+    integer through the fused MoE Marlin backend (``auto_gptq.wna16_experts_bytes``), ModelOpt
+    (``modelopt.modelopt_experts_bytes``), compressed-tensors / plain fp8 schemes
+    (``fused_moe.scaled_experts_bytes``); experts the checkpoint's ignore list leaves unquantized as
+    created. ``check_scheme``: a family's refusal of a scheme it has not checked.
+
+    :raises InputError: what ``check_scheme`` and the experts' own functions refuse."""
+    if quant.method is None:
+        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
+    if quant.wna16 is not None:
+        return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
+    if isinstance(quant.scaled, ModelOptQuant):
+        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
+    assert quant.scaled is not None
+    scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
+    if scheme is None:
+        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
+    if check_scheme is not None:
+        check_scheme(scheme)
+    return scaled_experts_bytes(quant.scaled, scheme, e, h, i_r, ab)

@@ -46,9 +46,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
-from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
-from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import (
     Family,
@@ -56,6 +53,7 @@ from dryboot.vllm.model_executor.models.compose import (
     built_text,
     config_only,
     quant_scope_refusal,
+    routed_experts_bytes,
     vision_language,
 )
 
@@ -106,24 +104,6 @@ def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
         why = quant_scope_refusal("Gemma-4", quant.method, par, QUANT_RELEASES, QUANT_SMS)
     if why:
         raise InputError("quantization_config", "quant_method", why)
-
-
-def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
-    """The routed experts of one MoE layer after loading: unquantized as created
-    (``weights.experts_bytes``), weight-only integer through the fused MoE Marlin backend
-    (``auto_gptq.wna16_experts_bytes``), ModelOpt NVFP4 (``modelopt.modelopt_experts_bytes``), plain
-    fp8 (``fused_moe.scaled_experts_bytes``)."""
-    if quant.method is None:
-        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
-    if quant.wna16 is not None:
-        return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
-    if isinstance(quant.scaled, ModelOptQuant):
-        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
-    assert quant.scaled is not None
-    scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
-    if scheme is None:
-        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
-    return scaled_experts_bytes(quant.scaled, scheme, e, h, i_r, ab)
 
 
 def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -199,7 +179,7 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         if moe:
             e_i = W._int(config, "moe_intermediate_size")
             e_r, ei_r = W.experts_per_rank(e, e_i, tp, par, "moe_intermediate_size")
-            for k, nbytes in _experts(quant, f"{p}.experts", e_r, h, ei_r, ab):
+            for k, nbytes in routed_experts_bytes(quant, f"{p}.experts", e_r, h, ei_r, ab):
                 w.own(k, nbytes)
             if par.expert_parallel:
                 w.own("expert map", 4 * e, buffer=True)

@@ -7,13 +7,11 @@ a MoE block every ``interleave_moe_layer_step`` layers (router ``[E, H]``, a gat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
-from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
-from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledScheme
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import (
     Family,
@@ -22,6 +20,7 @@ from dryboot.vllm.model_executor.models.compose import (
     config_only,
     decoder,
     quant_scope_refusal,
+    routed_experts_bytes,
 )
 
 
@@ -151,7 +150,9 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
             inter = W._int(config, "intermediate_size")
             i_r = W._divide(inter, tp, "the experts' intermediate size")
             entries += [("router", e * h * ab), *_mlp(quant, f"{p}.feed_forward.shared_expert", h, i_r, ab, tp)]
-            entries += _experts(quant, f"{p}.feed_forward.experts", e, h, i_r, ab, par.vllm_version)
+            entries += routed_experts_bytes(
+                quant, f"{p}.feed_forward.experts", e, h, i_r, ab, _humming_fp8_experts_refused(par.vllm_version, quant)
+            )
         else:
             i_r = W._divide(W._int(config, "intermediate_size_mlp"), tp, "intermediate_size_mlp")
             entries += _mlp(quant, f"{p}.feed_forward", h, i_r, ab, tp)
@@ -179,28 +180,23 @@ def _mlp(quant: W.Quant, mlp: str, h: int, i_r: int, ab: int, tp: int) -> list[t
     ]
 
 
-def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int, version: str) -> list[tuple[str, int]]:
-    """The routed experts of one MoE layer after loading (:func:`quantized_walk`); experts the
-    checkpoint leaves unquantized as created (``weights.experts_bytes``).
+def _humming_fp8_experts_refused(version: str, quant: W.Quant) -> Callable[[ScaledScheme], None]:
+    """Llama-4's refusal of compressed-tensors fp8 channel / block experts below SM 8.9 on vLLM
+    0.27.1, which serves them with its Humming backend (not recorded).
 
-    :raises InputError: compressed-tensors fp8 channel / block experts below SM 8.9 on vLLM
-        0.27.1, which serves them with its Humming backend (not recorded), and what the
-        experts' own functions refuse."""
-    if quant.wna16 is not None:
-        return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
-    if isinstance(quant.scaled, ModelOptQuant):
-        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
-    assert quant.scaled is not None
-    scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
-    if scheme is None:
-        return W.experts_bytes(W.Quant(), e, h, i_r, ab)
-    if version == "0.27.1" and scheme.kind == "fp8" and scheme.strategy != "tensor" and quant.scaled.capability < 89:
-        raise InputError(
-            "quantization_config",
-            "config_groups",
-            "fp8 channel / block MoE experts below SM 8.9 on vLLM 0.27.1: its Humming experts' layout is not modelled",
-        )
-    return scaled_experts_bytes(quant.scaled, scheme, e, h, i_r, ab)
+    :raises InputError: (from the returned check) such a scheme."""
+
+    def check(scheme: ScaledScheme) -> None:
+        below_89 = quant.scaled is not None and quant.scaled.capability < 89
+        if version == "0.27.1" and scheme.kind == "fp8" and scheme.strategy != "tensor" and below_89:
+            raise InputError(
+                "quantization_config",
+                "config_groups",
+                "fp8 channel / block MoE experts below SM 8.9 on vLLM 0.27.1: its Humming experts' layout is not "
+                "modelled",
+            )
+
+    return check
 
 
 FAMILIES: dict[str, Family] = {"Llama4ForCausalLM": Family(walk)}
