@@ -41,6 +41,8 @@ OTHER_SETS = (
     "quant-recorded-qwen4exp-",
     "quant-recorded-kimik3-",
     "quant-recorded-nemlatent-",
+    "quant-recorded-ficounter-",
+    "quant-recorded-qwen3vl-",
 )
 
 

@@ -51,7 +51,12 @@ from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import flashinfer_kv_counter_bytes
+from dryboot.vllm.backends import (
+    AttentionSelectorConfig,
+    backend_table,
+    default_backend,
+    flashinfer_kv_counter_bytes,
+)
 from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import MPLinearLayerConfig, choose_mp_linear_kernel
@@ -406,6 +411,9 @@ class Parallel:
     #: ``--kv-cache-dtype`` (``auto``: the checkpoint's own), where it picks an attention backend
     #: that allocates with the weights (FlashInfer's KV counter: :func:`_flashinfer_attention`)
     kv_cache_dtype: str = "auto"
+    #: ``--attention-backend`` (``None``: vLLM's own choice for the GPU and KV cache dtype,
+    #: :func:`_flashinfer_attention`), where it allocates with the weights (FlashInfer's KV counter)
+    attention_backend: str | None = None
     #: ``--mm-encoder-tp-mode``: ``data`` builds a supporting class's tower whole on every TP rank
     #: (:func:`dryboot.vllm.config.mm_encoder_tp.whole_tower`)
     mm_encoder_tp_mode: str = "weights"
@@ -1508,7 +1516,8 @@ def _walk(
             _nemotron_h_layer(w, config, quant, par, li, h, ab)
         if any(pattern[li] == "*" for li in layers):
             # (the "1 MiB at TP 1 not identified" once refused on SM 8.x: this counter)
-            _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
+            fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
+            _flashinfer_counter(w, quant, par, fp8_kv, max_num_batched_tokens, nq_r, hd)
         return w.result()
     if family == "granitemoehybrid":
         if par.expert_parallel and not _int(config, "num_local_experts"):
@@ -1615,8 +1624,9 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if n_attention:
-        _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
+    if n_attention and not (family in MLA_FAMILIES and not mha):  # FlashInfer-MLA's: on the first decode
+        fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
+        _flashinfer_counter(w, quant, par, fp8_kv, max_num_batched_tokens, nq_r, hd)
     if vision is not None:
         _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
@@ -1842,37 +1852,56 @@ def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any]
     return False
 
 
-def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool) -> bool:
-    """vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared multi-CTA KV
-    counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`; no earlier
-    release allocates it, 0.27.1-0.32.0 read) for an fp8 KV cache on SM 8.x, where FlashAttention 2
-    takes no fp8 cache: ``--kv-cache-dtype fp8`` / ``fp8_e4m3`` / ``fp8_e5m2`` (``par.kv_cache_dtype``,
-    any checkpoint), or ``auto`` with a ModelOpt checkpoint's fp8 KV cache (``fp8_kv``:
-    :func:`modelopt_fp8_kv_cache`; recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0
-    keeps FlashAttention; SM 10.0+ is refused by name elsewhere (``blackwell_attention_buffer``)."""
-    if par.kv_cache_dtype == "auto":
-        fp8 = isinstance(quant.scaled, ModelOptQuant) and fp8_kv
-    else:
-        fp8 = par.kv_cache_dtype.startswith("fp8")
-    return par.vllm_version == "0.33.0" and par.capability is not None and (8, 0) <= par.capability < (9, 0) and fp8
+def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool, head_size: int) -> bool:
+    """Whether vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared
+    multi-CTA KV counter is allocated in ``__init__`` while the model is built, on any GPU and KV
+    cache dtype: :func:`flashinfer_kv_counter_bytes`; no earlier release allocates it, 0.27.1-0.32.0
+    read; FlashInfer-MLA allocates its own on the first decode, not with the weights) for a model
+    of non-MLA attention layers of ``head_size``: ``par.attention_backend`` where named, else
+    vLLM's choice (:func:`~dryboot.vllm.backends.default_backend`) for the GPU and KV cache dtype,
+    ``--kv-cache-dtype`` (``par.kv_cache_dtype``) or, under ``auto``, a ModelOpt checkpoint's fp8
+    KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`). So: SM 10.x (FlashInfer leads its
+    priorities; recorded: B200), SM 8.x / 12.x with an fp8 cache (FlashAttention 2 takes none;
+    recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090), ``--attention-backend FLASHINFER``
+    anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints on SM 10.0+ are refused by name
+    elsewhere (``blackwell_attention_buffer``)."""
+    if par.vllm_version != "0.33.0" or par.capability is None:
+        return False
+    if par.attention_backend is not None:
+        return par.attention_backend == "FLASHINFER"
+    kv = par.kv_cache_dtype
+    if kv == "auto" and isinstance(quant.scaled, ModelOptQuant) and fp8_kv:
+        kv = "fp8"
+    major = par.capability[0]
+    layer = AttentionSelectorConfig(head_size, kv, capability=par.capability)
+    try:
+        return default_backend(layer, False, backend_table(major in (8, 9, 12), major == 10)) == "FLASHINFER"
+    except ValueError:  # no backend serves it: vLLM refuses before any weight (refused elsewhere)
+        return False
 
 
 def _flashinfer_counter(
-    w: _Walk, quant: Quant, par: Parallel, fp8_kv: bool, max_num_batched_tokens: int | None, heads: int
+    w: _Walk,
+    quant: Quant,
+    par: Parallel,
+    fp8_kv: bool,
+    max_num_batched_tokens: int | None,
+    heads: int,
+    head_size: int,
 ) -> None:
     """FlashInfer's multi-CTA KV counter where vLLM builds FlashInfer attention
-    (:func:`_flashinfer_attention`): one per process, shared by every attention layer of the rank
-    (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
+    (:func:`_flashinfer_attention`, layers of ``head_size``): one per process, shared by every
+    attention layer of the rank (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
 
     :raises InputError: ``max_num_batched_tokens`` not given (it sizes the counter)."""
-    if not _flashinfer_attention(quant, par, fp8_kv):
+    if not _flashinfer_attention(quant, par, fp8_kv, head_size):
         return
     if max_num_batched_tokens is None:
         raise InputError(
             "--max-num-batched-tokens",
             None,
-            f"vLLM {par.vllm_version}'s FlashInfer attention (an fp8 KV cache on SM 8.x) allocates its multi-CTA "
-            "KV counter (max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
+            f"vLLM {par.vllm_version}'s FlashInfer attention allocates its multi-CTA KV counter "
+            "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
         )
     w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
 
