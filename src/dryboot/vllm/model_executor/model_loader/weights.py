@@ -1852,6 +1852,12 @@ def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any]
     return False
 
 
+#: the backends whose attention layers build ``FlashInferImpl`` (0.33.0): FlashInfer's own and the
+#: Triton / FlashInfer composite of a multimodal-prefix LM on SM 10.x (its causal half,
+#: ``composite.py`` ``CompositeAttentionImpl``)
+FLASHINFER_IMPL_BACKENDS = frozenset({"FLASHINFER", "TRITON_FLASHINFER"})
+
+
 def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool, head_size: int) -> bool:
     """Whether vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared
     multi-CTA KV counter is allocated in ``__init__`` while the model is built, on any GPU and KV
@@ -1864,20 +1870,23 @@ def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool, head_size: 
     priorities; recorded: B200), SM 8.x / 12.x with an fp8 cache (FlashAttention 2 takes none;
     recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090), ``--attention-backend FLASHINFER``
     anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints on SM 10.0+ are refused by name
-    elsewhere (``blackwell_attention_buffer``)."""
+    elsewhere (``blackwell_attention_buffer``). The selector config asked here holds the head
+    size, KV cache dtype and GPU only: a layer FlashInfer refuses for another reason (attention
+    sinks without ``flashinfer-cubin``) is taken as FlashInfer's (not recorded)."""
     if par.vllm_version != "0.33.0" or par.capability is None:
         return False
     if par.attention_backend is not None:
-        return par.attention_backend == "FLASHINFER"
+        return par.attention_backend in FLASHINFER_IMPL_BACKENDS
     kv = par.kv_cache_dtype
     if kv == "auto" and isinstance(quant.scaled, ModelOptQuant) and fp8_kv:
         kv = "fp8"
     major = par.capability[0]
     layer = AttentionSelectorConfig(head_size, kv, capability=par.capability)
     try:
-        return default_backend(layer, False, backend_table(major in (8, 9, 12), major == 10)) == "FLASHINFER"
+        chosen = default_backend(layer, False, backend_table(major in (8, 9, 12), major == 10))
     except ValueError:  # no backend serves it: vLLM refuses before any weight (refused elsewhere)
         return False
+    return chosen in FLASHINFER_IMPL_BACKENDS
 
 
 def _flashinfer_counter(
