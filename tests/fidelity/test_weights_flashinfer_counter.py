@@ -5,8 +5,8 @@ the model is built, so it is inside ``Model loading took``: on SM 10.x, where Fl
 the attention priorities, and wherever ``--attention-backend FLASHINFER`` is named. dryboot adds
 it (``weights._flashinfer_attention``). ``data/weights/quant-recorded-ficounter-<release>.json``:
 vLLM's own figures (``RECORD_SET=ficounter record_quant_weights.py``, ``quant_cases_ficounter.py``)
-for published Qwen3, Llama-3.1, Gemma 3 and Nemotron-H configs on A100 / H100 / B200 at TP 1
-and 2, as built (``built_allocated_bytes``: every storage made while building, the counter
+for published Qwen3, Llama-3.1, Gemma 3 and Nemotron-H configs on A100 / H100 / B200 / RTX 5090
+at TP 1 and 2, as built (``built_allocated_bytes``: every storage made while building, the counter
 included). Nothing recorded comes from dryboot. Needs no vLLM.
 """
 
@@ -30,9 +30,9 @@ RECORDED = load_recorded("quant-recorded-ficounter-")
 CASES = case_ids(RECORDED)
 
 
-def _backend(row: dict[str, Any]) -> str | None:
+def _flag(row: dict[str, Any], flag: str) -> str | None:
     argv = row["argv"]
-    return argv[argv.index("--attention-backend") + 1] if "--attention-backend" in argv else None
+    return argv[argv.index(flag) + 1] if flag in argv else None
 
 
 def _weights(row: dict[str, Any], version: str) -> Any:
@@ -43,7 +43,8 @@ def _weights(row: dict[str, Any], version: str) -> Any:
         sm_count=row["sm_count"],
         vllm_version=version,
         max_num_batched_tokens=row["max_num_batched_tokens"],
-        attention_backend=_backend(row),
+        attention_backend=_flag(row, "--attention-backend"),
+        kv_cache_dtype=_flag(row, "--kv-cache-dtype") or "auto",
     )
 
 
@@ -70,3 +71,13 @@ def test_the_counter_is_what_b200_adds_on_0_33_0() -> None:
     extra = r33[qwen.format("B200")]["built_allocated_bytes"] - r33[qwen.format("H100")]["built_allocated_bytes"]
     assert extra == flashinfer_kv_counter_bytes(8192, 16, 148) == 524_288
     assert r32[qwen.format("B200")]["built_allocated_bytes"] == r33[qwen.format("H100")]["built_allocated_bytes"]
+
+
+def test_sm12_counter_with_an_fp8_cache_only() -> None:
+    """RTX 5090 (SM 12.0): FlashAttention under ``auto`` (no counter), FlashInfer for an fp8 cache."""
+    r33 = RECORDED["0.33.0"]
+    qwen = "Qwen--Qwen3-0.6B {} --tensor-parallel-size 1"
+    h100 = r33[qwen.format("H100")]["built_allocated_bytes"]
+    assert r33[qwen.format("RTX 5090")]["built_allocated_bytes"] == h100
+    fp8 = r33[qwen.format("RTX 5090") + " --kv-cache-dtype fp8"]["built_allocated_bytes"]
+    assert fp8 - h100 == flashinfer_kv_counter_bytes(8192, 16, 170)
