@@ -81,3 +81,30 @@ def test_sm12_counter_with_an_fp8_cache_only() -> None:
     assert r33[qwen.format("RTX 5090")]["built_allocated_bytes"] == h100
     fp8 = r33[qwen.format("RTX 5090") + " --kv-cache-dtype fp8"]["built_allocated_bytes"]
     assert fp8 - h100 == flashinfer_kv_counter_bytes(8192, 16, 170)
+
+
+ARCHITECTURES = Path(__file__).resolve().parent / "data" / "architectures"
+
+
+@pytest.mark.parametrize("arch", ["Olmo2ForCausalLM", "GPT2LMHeadModel", "StableLmForCausalLM"])
+def test_walks_without_the_counter_refused_where_flashinfer_serves(arch: str) -> None:
+    """A family whose walk does not ask about the counter: refused by name on B200 with 0.33.0 (a
+    silent figure without it before), answered on H100, on 0.32.0, and with another backend named."""
+    config = ARCHITECTURES / f"{arch}.json"
+
+    def run(cap: tuple[int, int], version: str = "0.33.0", backend: str | None = None) -> Any:
+        return model_weights(
+            config,
+            compute_capability=cap,
+            sm_count=148,
+            vllm_version=version,
+            max_num_batched_tokens=8192,
+            attention_backend=backend,
+        )
+
+    refused = run((10, 0)).refused
+    assert refused and "multi-CTA KV counter" in refused and "not modelled" in refused
+    assert "multi-CTA" in (run((9, 0), backend="FLASHINFER").refused or "")
+    assert not run((9, 0)).refused
+    assert not run((10, 0), "0.32.0").refused
+    assert not run((10, 0), backend="FLASH_ATTN").refused

@@ -26,6 +26,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     checkpoint_rank_weights,
     model_dtype_bytes,
     rank_weights,
+    unmodelled_flashinfer_counter,
 )
 from dryboot.vllm.versions import rules_for
 
@@ -324,6 +325,8 @@ def model_weights(
                         expert_parallel=expert_parallel,
                     )
                 )
+            if why := unmodelled_flashinfer_counter(config, par, w):
+                raise InputError("--gpu", None, why)
             report.stages.append(w)
             report.notes.extend(n for n in w.notes if n not in report.notes)  # a family's own limitation
         if lora is not None:

@@ -440,6 +440,10 @@ class RankWeights:
     notes: list[str] = field(default_factory=list)
     load_segment_bytes: int = 0
     lora_bytes: int = 0
+    #: the walk asked whether vLLM 0.33.0's FlashInfer KV counter is built with it
+    #: (:func:`_flashinfer_counter`); a walk that did not is refused where it would be
+    #: (:func:`unmodelled_flashinfer_counter`)
+    counter_checked: bool = False
 
     def add_lora(self, tensors: Iterable[LoRATensor]) -> None:
         """``--enable-lora``'s stacks and punica buffers (:func:`dryboot.vllm.lora.model_manager.lora_tensors`):
@@ -1031,6 +1035,7 @@ class _Walk:
         # config layout's, applied to the checkpoint's bytes
         out.allocated_bytes = out.param_bytes + (self.ref.allocated_bytes - self.ref.param_bytes)
         out.load_segment_bytes = self.ref.load_segment_bytes
+        out.counter_checked = self.ref.counter_checked
         return out
 
 
@@ -1858,7 +1863,7 @@ def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any]
 FLASHINFER_IMPL_BACKENDS = frozenset({"FLASHINFER", "TRITON_FLASHINFER"})
 
 
-def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool, head_size: int) -> bool:
+def _flashinfer_attention(par: Parallel, head_size: int, fp8_kv: bool = False) -> bool:
     """Whether vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared
     multi-CTA KV counter is allocated in ``__init__`` while the model is built, on any GPU and KV
     cache dtype: :func:`flashinfer_kv_counter_bytes`; no earlier release allocates it, 0.27.1-0.32.0
@@ -1866,7 +1871,7 @@ def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool, head_size: 
     of non-MLA attention layers of ``head_size``: ``par.attention_backend`` where named, else
     vLLM's choice (:func:`~dryboot.vllm.backends.default_backend`) for the GPU and KV cache dtype,
     ``--kv-cache-dtype`` (``par.kv_cache_dtype``) or, under ``auto``, a ModelOpt checkpoint's fp8
-    KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`). So: SM 10.x (FlashInfer leads its
+    KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache` of a ModelOpt checkpoint). So: SM 10.x (FlashInfer leads its
     priorities; recorded: B200), SM 8.x / 12.x with an fp8 cache (FlashAttention 2 takes none;
     recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090), ``--attention-backend FLASHINFER``
     anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints on SM 10.0+ are refused by name
@@ -1877,9 +1882,7 @@ def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool, head_size: 
         return False
     if par.attention_backend is not None:
         return par.attention_backend in FLASHINFER_IMPL_BACKENDS
-    kv = par.kv_cache_dtype
-    if kv == "auto" and isinstance(quant.scaled, ModelOptQuant) and fp8_kv:
-        kv = "fp8"
+    kv = "fp8" if par.kv_cache_dtype == "auto" and fp8_kv else par.kv_cache_dtype
     major = par.capability[0]
     layer = AttentionSelectorConfig(head_size, kv, capability=par.capability)
     try:
@@ -1903,7 +1906,8 @@ def _flashinfer_counter(
     attention layer of the rank (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
 
     :raises InputError: ``max_num_batched_tokens`` not given (it sizes the counter)."""
-    if not _flashinfer_attention(quant, par, fp8_kv, head_size):
+    w.ref.counter_checked = True
+    if not _flashinfer_attention(par, head_size, isinstance(quant.scaled, ModelOptQuant) and fp8_kv):
         return
     if max_num_batched_tokens is None:
         raise InputError(
@@ -1913,6 +1917,32 @@ def _flashinfer_counter(
             "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
         )
     w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
+
+
+def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank: RankWeights) -> str | None:
+    """Why a rank's figure cannot be given: its family's walk does not ask about FlashInfer's KV
+    counter (``rank.counter_checked`` false) while vLLM 0.33.0 would build FlashInfer attention for
+    the model's attention layers (:func:`_flashinfer_attention`, head size from the text config's
+    ``head_dim`` or hidden size / heads: ``num_attention_heads``, GPT-2's ``n_head`` / ``n_embd``,
+    Whisper's ``decoder_attention_heads`` / ``d_model``). ``None``: no such gap (the walk asked, no
+    attention heads in the config, MLA attention (``kv_lora_rank``), another backend)."""
+    if rank.counter_checked or par.vllm_version != "0.33.0" or par.capability is None:
+        return None
+    text = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    assert isinstance(text, Mapping)
+    heads = next((text[k] for k in ("num_attention_heads", "n_head", "decoder_attention_heads") if k in text), None)
+    hidden = text.get("hidden_size", text.get("n_embd", text.get("d_model")))
+    if not isinstance(heads, int) or heads <= 0 or text.get("kv_lora_rank") or config.get("kv_lora_rank"):
+        return None
+    head_size = text.get("head_dim") or (hidden // heads if isinstance(hidden, int) else 0)
+    if not isinstance(head_size, int) or not _flashinfer_attention(par, head_size):
+        return None
+    sm = f"{par.capability[0]}.{par.capability[1]}"
+    return (
+        f"on SM {sm} vLLM {par.vllm_version}'s FlashInfer attention allocates a shared multi-CTA KV counter while "
+        f"loading; not modelled for {text.get('model_type') or config.get('model_type')} (name another "
+        "--attention-backend, or another release)"
+    )
 
 
 def _ct_moe(quant: Quant, family: str) -> bool:
