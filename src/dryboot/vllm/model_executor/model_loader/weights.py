@@ -1924,9 +1924,16 @@ def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank
     counter (``rank.counter_checked`` false) while vLLM 0.33.0 would build FlashInfer attention for
     the model's attention layers (:func:`_flashinfer_attention`, head size from the text config's
     ``head_dim`` or hidden size / heads: ``num_attention_heads``, GPT-2's ``n_head`` / ``n_embd``,
-    Whisper's ``decoder_attention_heads`` / ``d_model``). ``None``: no such gap (the walk asked, no
-    attention heads in the config, MLA attention (``kv_lora_rank``), another backend)."""
+    Whisper's ``decoder_attention_heads`` / ``d_model``), on SM 10.x or under a named backend or KV
+    cache dtype. ``None``: no such gap (the walk asked, no attention heads in the config, MLA
+    attention (``kv_lora_rank``), a sparse-attention indexer (``index_topk``), another backend)."""
     if rank.counter_checked or par.vllm_version != "0.33.0" or par.capability is None:
+        return None
+    chosen_default = par.attention_backend is None and par.kv_cache_dtype == "auto"
+    if config.get("index_topk") or (par.capability[0] != 10 and chosen_default):
+        # sparse attention (an indexer) has backends of its own; off SM 10.x vLLM's own choice is
+        # FlashInfer only for a head size FlashAttention refuses, which such families serve on
+        # their own backends (DeepSeek-V4's 512: recorded without a counter on SM 8.x)
         return None
     text = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
     assert isinstance(text, Mapping)
