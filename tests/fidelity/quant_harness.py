@@ -43,6 +43,7 @@ OTHER_SETS = (
     "quant-recorded-kimik3-",
     "quant-recorded-nemlatent-",
     "quant-recorded-nvfp4moe-",
+    "quant-recorded-ficounter-",
     "quant-recorded-qwen3vl-",
 )
 

@@ -505,6 +505,7 @@ def check_memory(
                 max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
                 **serving_gpu(gpu, args.vllm_version),
                 kv_cache_dtype=args.kv_cache_dtype,
+                attention_backend=args.attention_backend,
                 mm_encoder_tp_mode=args.mm_encoder_tp_mode,
             )
 

@@ -464,6 +464,7 @@ def _model_weights(
         lora=_lora_config(args),
         max_num_seqs=args.resolved_max_num_seqs(),
         kv_cache_dtype=args.kv_cache_dtype,
+        attention_backend=args.attention_backend,
         max_model_len=max_model_len,
         mm_encoder_tp_mode=args.mm_encoder_tp_mode,
         engram_cpu_offload=engram_cpu_offload,

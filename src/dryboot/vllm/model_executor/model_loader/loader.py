@@ -26,6 +26,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     checkpoint_rank_weights,
     model_dtype_bytes,
     rank_weights,
+    unmodelled_flashinfer_counter,
 )
 from dryboot.vllm.versions import rules_for
 
@@ -180,6 +181,7 @@ def model_weights(
     lora: LoRAConfig | None = None,
     max_num_seqs: int | None = None,
     kv_cache_dtype: str = "auto",
+    attention_backend: str | None = None,
     max_model_len: int | None = None,
     mm_encoder_tp_mode: str = "weights",
     engram_cpu_offload: bool = True,
@@ -196,7 +198,8 @@ def model_weights(
     (``RankWeights.lora_bytes``; needs ``max_num_batched_tokens`` and ``max_num_seqs``;
     :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled);
     ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
-    with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x);
+    with the weights (0.33.0's FlashInfer KV counter: on SM 10.x, for an fp8 cache on SM 8.x);
+    ``attention_backend``: ``--attention-backend`` (``None``: vLLM's choice), likewise;
     ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass).
     ``engram_cpu_offload``: ``--engram-config``'s ``cpu_offload`` (Qwen4-Exp's PLE n-gram tables in
     pinned host memory, refused; false: on the device, sized);
@@ -292,6 +295,7 @@ def model_weights(
                 sm_count=sm_count,
                 vllm_version=vllm_version,
                 kv_cache_dtype=kv_cache_dtype,
+                attention_backend=attention_backend,
                 mm_encoder_tp_mode=mm_encoder_tp_mode,
                 engram_cpu_offload=engram_cpu_offload,
             )
@@ -321,6 +325,8 @@ def model_weights(
                         expert_parallel=expert_parallel,
                     )
                 )
+            if why := unmodelled_flashinfer_counter(config, par, w):
+                raise InputError("--gpu", None, why)
             report.stages.append(w)
             report.notes.extend(n for n in w.notes if n not in report.notes)  # a family's own limitation
         if lora is not None:

@@ -51,7 +51,12 @@ from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import flashinfer_kv_counter_bytes
+from dryboot.vllm.backends import (
+    AttentionSelectorConfig,
+    backend_table,
+    default_backend,
+    flashinfer_kv_counter_bytes,
+)
 from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import MPLinearLayerConfig, choose_mp_linear_kernel
@@ -408,6 +413,9 @@ class Parallel:
     #: ``--kv-cache-dtype`` (``auto``: the checkpoint's own), where it picks an attention backend
     #: that allocates with the weights (FlashInfer's KV counter: :func:`_flashinfer_attention`)
     kv_cache_dtype: str = "auto"
+    #: ``--attention-backend`` (``None``: vLLM's own choice for the GPU and KV cache dtype,
+    #: :func:`_flashinfer_attention`), where it allocates with the weights (FlashInfer's KV counter)
+    attention_backend: str | None = None
     #: ``--mm-encoder-tp-mode``: ``data`` builds a supporting class's tower whole on every TP rank
     #: (:func:`dryboot.vllm.config.mm_encoder_tp.whole_tower`)
     mm_encoder_tp_mode: str = "weights"
@@ -434,6 +442,10 @@ class RankWeights:
     notes: list[str] = field(default_factory=list)
     load_segment_bytes: int = 0
     lora_bytes: int = 0
+    #: the walk asked whether vLLM 0.33.0's FlashInfer KV counter is built with it
+    #: (:func:`_flashinfer_counter`); a walk that did not is refused where it would be
+    #: (:func:`unmodelled_flashinfer_counter`)
+    counter_checked: bool = False
 
     def add_lora(self, tensors: Iterable[LoRATensor]) -> None:
         """``--enable-lora``'s stacks and punica buffers (:func:`dryboot.vllm.lora.model_manager.lora_tensors`):
@@ -1025,6 +1037,7 @@ class _Walk:
         # config layout's, applied to the checkpoint's bytes
         out.allocated_bytes = out.param_bytes + (self.ref.allocated_bytes - self.ref.param_bytes)
         out.load_segment_bytes = self.ref.load_segment_bytes
+        out.counter_checked = self.ref.counter_checked
         return out
 
 
@@ -1510,7 +1523,8 @@ def _walk(
             _nemotron_h_layer(w, config, quant, par, li, h, ab)
         if any(pattern[li] == "*" for li in layers):
             # (the "1 MiB at TP 1 not identified" once refused on SM 8.x: this counter)
-            _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
+            fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
+            _flashinfer_counter(w, quant, par, fp8_kv, max_num_batched_tokens, nq_r, hd)
         return w.result()
     if family == "granitemoehybrid":
         if par.expert_parallel and not _int(config, "num_local_experts"):
@@ -1617,8 +1631,9 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if n_attention:
-        _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
+    if n_attention and not (family in MLA_FAMILIES and not mha):  # FlashInfer-MLA's: on the first decode
+        fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
+        _flashinfer_counter(w, quant, par, fp8_kv, max_num_batched_tokens, nq_r, hd)
     if vision is not None:
         _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
@@ -1844,39 +1859,99 @@ def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any]
     return False
 
 
-def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool) -> bool:
-    """vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared multi-CTA KV
-    counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`; no earlier
-    release allocates it, 0.27.1-0.32.0 read) for an fp8 KV cache on SM 8.x, where FlashAttention 2
-    takes no fp8 cache: ``--kv-cache-dtype fp8`` / ``fp8_e4m3`` / ``fp8_e5m2`` (``par.kv_cache_dtype``,
-    any checkpoint), or ``auto`` with a ModelOpt checkpoint's fp8 KV cache (``fp8_kv``:
-    :func:`modelopt_fp8_kv_cache`; recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0
-    keeps FlashAttention; SM 10.0+ is refused by name elsewhere (``blackwell_attention_buffer``)."""
-    if par.kv_cache_dtype == "auto":
-        fp8 = isinstance(quant.scaled, ModelOptQuant) and fp8_kv
-    else:
-        fp8 = par.kv_cache_dtype.startswith("fp8")
-    return par.vllm_version == "0.33.0" and par.capability is not None and (8, 0) <= par.capability < (9, 0) and fp8
+#: the backends whose attention layers build ``FlashInferImpl`` (0.33.0): FlashInfer's own and the
+#: Triton / FlashInfer composite of a multimodal-prefix LM on SM 10.x (its causal half,
+#: ``composite.py`` ``CompositeAttentionImpl``)
+FLASHINFER_IMPL_BACKENDS = frozenset({"FLASHINFER", "TRITON_FLASHINFER"})
+
+
+def _flashinfer_attention(par: Parallel, head_size: int, fp8_kv: bool = False) -> bool:
+    """Whether vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared
+    multi-CTA KV counter is allocated in ``__init__`` while the model is built, on any GPU and KV
+    cache dtype: :func:`flashinfer_kv_counter_bytes`; no earlier release allocates it, 0.27.1-0.32.0
+    read; FlashInfer-MLA allocates its own on the first decode, not with the weights) for a model
+    of non-MLA attention layers of ``head_size``: ``par.attention_backend`` where named, else
+    vLLM's choice (:func:`~dryboot.vllm.backends.default_backend`) for the GPU and KV cache dtype,
+    ``--kv-cache-dtype`` (``par.kv_cache_dtype``) or, under ``auto``, a ModelOpt checkpoint's fp8
+    KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache` of a ModelOpt checkpoint). So: SM 10.x (FlashInfer leads its
+    priorities; recorded: B200), SM 8.x / 12.x with an fp8 cache (FlashAttention 2 takes none;
+    recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090), ``--attention-backend FLASHINFER``
+    anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints on SM 10.0+ are refused by name
+    elsewhere (``blackwell_attention_buffer``). The selector config asked here holds the head
+    size, KV cache dtype and GPU only: a layer FlashInfer refuses for another reason (attention
+    sinks without ``flashinfer-cubin``) is taken as FlashInfer's (not recorded)."""
+    if par.vllm_version != "0.33.0" or par.capability is None:
+        return False
+    if par.attention_backend is not None:
+        return par.attention_backend in FLASHINFER_IMPL_BACKENDS
+    kv = "fp8" if par.kv_cache_dtype == "auto" and fp8_kv else par.kv_cache_dtype
+    major = par.capability[0]
+    layer = AttentionSelectorConfig(head_size, kv, capability=par.capability)
+    try:
+        chosen = default_backend(layer, False, backend_table(major in (8, 9, 12), major == 10))
+    except ValueError:  # no backend serves it: vLLM refuses before any weight (refused elsewhere)
+        return False
+    return chosen in FLASHINFER_IMPL_BACKENDS
 
 
 def _flashinfer_counter(
-    w: _Walk, quant: Quant, par: Parallel, fp8_kv: bool, max_num_batched_tokens: int | None, heads: int
+    w: _Walk,
+    quant: Quant,
+    par: Parallel,
+    fp8_kv: bool,
+    max_num_batched_tokens: int | None,
+    heads: int,
+    head_size: int,
 ) -> None:
     """FlashInfer's multi-CTA KV counter where vLLM builds FlashInfer attention
-    (:func:`_flashinfer_attention`): one per process, shared by every attention layer of the rank
-    (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
+    (:func:`_flashinfer_attention`, layers of ``head_size``): one per process, shared by every
+    attention layer of the rank (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
 
     :raises InputError: ``max_num_batched_tokens`` not given (it sizes the counter)."""
-    if not _flashinfer_attention(quant, par, fp8_kv):
+    w.ref.counter_checked = True
+    if not _flashinfer_attention(par, head_size, isinstance(quant.scaled, ModelOptQuant) and fp8_kv):
         return
     if max_num_batched_tokens is None:
         raise InputError(
             "--max-num-batched-tokens",
             None,
-            f"vLLM {par.vllm_version}'s FlashInfer attention (an fp8 KV cache on SM 8.x) allocates its multi-CTA "
-            "KV counter (max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
+            f"vLLM {par.vllm_version}'s FlashInfer attention allocates its multi-CTA KV counter "
+            "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
         )
     w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
+
+
+def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank: RankWeights) -> str | None:
+    """Why a rank's figure cannot be given: its family's walk does not ask about FlashInfer's KV
+    counter (``rank.counter_checked`` false) while vLLM 0.33.0 would build FlashInfer attention for
+    the model's attention layers (:func:`_flashinfer_attention`, head size from the text config's
+    ``head_dim`` or hidden size / heads: ``num_attention_heads``, GPT-2's ``n_head`` / ``n_embd``,
+    Whisper's ``decoder_attention_heads`` / ``d_model``), on SM 10.x or under a named backend or KV
+    cache dtype. ``None``: no such gap (the walk asked, no attention heads in the config, MLA
+    attention (``kv_lora_rank``), a sparse-attention indexer (``index_topk``), another backend)."""
+    if rank.counter_checked or par.vllm_version != "0.33.0" or par.capability is None:
+        return None
+    chosen_default = par.attention_backend is None and par.kv_cache_dtype == "auto"
+    if config.get("index_topk") or (par.capability[0] != 10 and chosen_default):
+        # sparse attention (an indexer) has backends of its own; off SM 10.x vLLM's own choice is
+        # FlashInfer only for a head size FlashAttention refuses, which such families serve on
+        # their own backends (DeepSeek-V4's 512: recorded without a counter on SM 8.x)
+        return None
+    text = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    assert isinstance(text, Mapping)
+    heads = next((text[k] for k in ("num_attention_heads", "n_head", "decoder_attention_heads") if k in text), None)
+    hidden = text.get("hidden_size", text.get("n_embd", text.get("d_model")))
+    if not isinstance(heads, int) or heads <= 0 or text.get("kv_lora_rank") or config.get("kv_lora_rank"):
+        return None
+    head_size = text.get("head_dim") or (hidden // heads if isinstance(hidden, int) else 0)
+    if not isinstance(head_size, int) or not _flashinfer_attention(par, head_size):
+        return None
+    sm = f"{par.capability[0]}.{par.capability[1]}"
+    return (
+        f"on SM {sm} vLLM {par.vllm_version}'s FlashInfer attention allocates a shared multi-CTA KV counter while "
+        f"loading; not modelled for {text.get('model_type') or config.get('model_type')} (name another "
+        "--attention-backend, or another release)"
+    )
 
 
 def _ct_moe(quant: Quant, family: str) -> bool:

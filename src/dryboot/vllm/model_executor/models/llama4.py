@@ -164,10 +164,10 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
         w.ref.allocated_bytes += (w.attention_blocks - W._post_load_host_blocks(quant, w.range_blocks)) * W.ALLOC_ROUND
     if any(_rope(config, li) for li in layers):
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
-    # 0.33's FlashInfer attention for an fp8 KV cache on SM 8.x (a ModelOpt checkpoint's own):
+    # 0.33's FlashInfer attention (e.g. an fp8 KV cache on SM 8.x, a ModelOpt checkpoint's own):
     # its KV counter, allocated while the model is built
     fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
-    W._flashinfer_counter(w, quant, par, fp8_kv, args.max_num_batched_tokens, nq_r)
+    W._flashinfer_counter(w, quant, par, fp8_kv, args.max_num_batched_tokens, nq_r, hd)
     return w.result()
 
 
