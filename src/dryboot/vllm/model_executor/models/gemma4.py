@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import (
     Family,
@@ -202,14 +203,19 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         w.own("rotary", positions * kinds[kind][0] * ab, buffer=True)
     fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
     heterogeneous = kinds["sliding_attention"][0] != kinds["full_attention"][0]
-    if quant.method is not None and not heterogeneous and W._flashinfer_attention(quant, par, fp8_kv):
+    modelopt_fp8_kv = isinstance(quant.scaled, ModelOptQuant) and fp8_kv
+    if (
+        quant.method is not None
+        and not heterogeneous
+        and W._flashinfer_attention(par, kinds["sliding_attention"][0], modelopt_fp8_kv)
+    ):
         # heterogeneous head sizes force Triton attention (vLLM's Gemma4Config; no FlashInfer KV
         # counter: recorded); with one head size vLLM 0.33 may build FlashInfer's, not recorded
         raise InputError(
             "quantization_config",
             "kv_cache_scheme",
-            f"a quantized Gemma-4 with one head size and an fp8 KV cache on SM 8.x with vLLM {par.vllm_version} "
-            "(FlashInfer attention's KV counter) is not recorded",
+            f"a quantized Gemma-4 with one head size where vLLM {par.vllm_version} builds FlashInfer attention "
+            "(an fp8 KV cache on SM 8.x: its KV counter) is not recorded",
         )
     return w.result()
 
