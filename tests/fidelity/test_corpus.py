@@ -369,10 +369,6 @@ KINDS: dict[str, str] = {
         "ModelOpt FP8 KV cache (auto -> fp8_e4m3) on a sparse MLA model on 0.32.0: vLLM serves it with "
         "FLASHINFER_MLA_SPARSE_SM90 (plain fp8 latent rows), which dryboot refuses by name (not modelled)"
     ),
-    "gemma4-fp8-e4m3-block-0.32": (
-        "Gemma-4 ModelOpt NVFP4 (fp8_e4m3 KV cache from kv_cache_scheme) with --block-size 32/16 on 0.32.0: "
-        "vLLM keeps the sliding-window groups at the given block (page 131072), dryboot doubles it (262144)"
-    ),
 }
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
@@ -387,10 +383,6 @@ KNOWN: dict[str, str] = {
 #: case id -> kind, as :data:`KNOWN` is for 0.28.0.
 KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
     "0.32.0": {
-        "gemma4-fp8-e4m3-block-0.32": {
-            "nvidia--Gemma-4-26B-A4B-NVFP4": [4, 9],
-            "nvidia--Gemma-4-31B-IT-NVFP4": [4, 9],
-        },
         "hf-quant-kv-fp8-sparse-mla-0.32": {
             "nvidia--DeepSeek-V3.2-NVFP4": [0, 1, 3, 6, 8, 10],
             "nvidia--GLM-5-NVFP4": [0, 1, 3, 6, 8, 10],
