@@ -72,10 +72,11 @@ def tp_of(row: dict[str, Any]) -> int:
     return int(argv[argv.index("--tensor-parallel-size") + 1])
 
 
-def dryboot_weights(configs: Path, row: dict[str, Any], version: str) -> Any:
+def dryboot_weights(configs: Path, row: dict[str, Any], version: str, **flags: Any) -> Any:
     """dryboot's ``model_weights`` report for a recorded row (its config under ``configs``, its
     TP, GPU capability and SM count, and the scheduler's ``max_num_batched_tokens`` where the
-    row records it) on release ``version``."""
+    row records it) on release ``version``; ``flags``: more of ``model_weights``' arguments (a
+    set's recorded ``--attention-backend``, ``--kv-cache-dtype``)."""
     return model_weights(
         configs / row["config"],
         tp=tp_of(row),
@@ -83,6 +84,7 @@ def dryboot_weights(configs: Path, row: dict[str, Any], version: str) -> Any:
         sm_count=row["sm_count"],
         vllm_version=version,
         max_num_batched_tokens=row.get("max_num_batched_tokens"),
+        **flags,
     )
 
 
@@ -124,3 +126,16 @@ def record_live(tmp_path: Path, names: list[str], **record_env: str) -> dict[str
     )
     doc: dict[str, Any] = json.loads(out.read_text())
     return doc
+
+
+def check_live_wna16(tmp_path: Path, name: str, record_set: str, configs: Path) -> None:
+    """Re-record ``name`` of ``record_set`` (RTX 3090, TP 2, fast) with the boot environment's vLLM
+    and check dryboot against it: byte-exact, or refused by name where the release's layouts are
+    not checked ("... only")."""
+    doc = record_live(tmp_path, [name], RECORD_SET=record_set, RECORD_GPUS="RTX 3090", RECORD_TPS="2", RECORD_FAST="1")
+    for row in doc["cases"].values():
+        report = dryboot_weights(configs, row, doc["vllm"])
+        if report.refused:
+            assert "only" in report.refused, report.refused
+            continue
+        assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]

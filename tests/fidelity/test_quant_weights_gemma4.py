@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import quant_cases_gemma4 as g4
-from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, plan_output, record_live
+from quant_harness import assert_weights, case_ids, check_live_wna16, dryboot_weights, load_recorded, plan_output
 
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
@@ -133,17 +133,4 @@ def test_plan_rtx3090_4bit_gemma4(tmp_path: Path) -> None:
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record one case with the boot environment's vLLM and check dryboot against it."""
-    doc = record_live(
-        tmp_path,
-        ["tiny-gemma4-moe+CT-W4A16-g32"],
-        RECORD_SET="gemma4",
-        RECORD_GPUS="RTX 3090",
-        RECORD_TPS="2",
-        RECORD_FAST="1",
-    )
-    for row in doc["cases"].values():
-        report = dryboot_weights(g4.CONFIGS, row, doc["vllm"])
-        if report.refused:
-            assert "only" in report.refused, report.refused
-            continue
-        assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
+    check_live_wna16(tmp_path, "tiny-gemma4-moe+CT-W4A16-g32", "gemma4", g4.CONFIGS)

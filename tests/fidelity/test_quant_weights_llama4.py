@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import quant_cases_llama4 as l4
-from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, record_live
+from quant_harness import assert_weights, case_ids, check_live_wna16, dryboot_weights, load_recorded
 
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
@@ -126,17 +126,4 @@ def test_unrecorded_stays_refused_by_name() -> None:
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record one case with the boot environment's vLLM and check dryboot against it."""
-    doc = record_live(
-        tmp_path,
-        ["tiny-llama4-text+CT-W4A16-g32"],
-        RECORD_SET="llama4",
-        RECORD_GPUS="RTX 3090",
-        RECORD_TPS="2",
-        RECORD_FAST="1",
-    )
-    for row in doc["cases"].values():
-        report = dryboot_weights(l4.CONFIGS, row, doc["vllm"])
-        if report.refused:
-            assert "only" in report.refused, report.refused
-            continue
-        assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
+    check_live_wna16(tmp_path, "tiny-llama4-text+CT-W4A16-g32", "llama4", l4.CONFIGS)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import int_flag
+from weights_records import assert_stages, int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -78,17 +78,7 @@ def test_recorded() -> None:
 def test_matches_vllm(name: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(name, cid)]
     version = DOCS[name]["vllm"]
-    pp = int_flag(row["argv"], "--pipeline-parallel-size")
-    if not row["ok"]:
-        with pytest.raises(InputError):
-            _rank(row, 0, version)
-        return
-    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
-    got = []
-    for stage in range(pp):
-        w = _rank(row, stage, version)
-        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
-    assert got == stages
+    assert_stages(row, lambda stage: _rank(row, stage, version))
 
 
 @pytest.mark.parametrize("version", ["0.27.1", "0.31.0", "0.32.0"])

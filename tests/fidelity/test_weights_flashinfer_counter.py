@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quant_cases_ficounter as fc
-from quant_harness import case_ids, load_recorded, tp_of
+from quant_harness import case_ids, dryboot_weights, load_recorded
 
 from dryboot.vllm.backends import flashinfer_kv_counter_bytes
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
@@ -36,13 +36,10 @@ def _flag(row: dict[str, Any], flag: str) -> str | None:
 
 
 def _weights(row: dict[str, Any], version: str) -> Any:
-    return model_weights(
-        fc.CONFIGS / row["config"],
-        tp=tp_of(row),
-        compute_capability=tuple(row["capability"]),
-        sm_count=row["sm_count"],
-        vllm_version=version,
-        max_num_batched_tokens=row["max_num_batched_tokens"],
+    return dryboot_weights(
+        fc.CONFIGS,
+        row,
+        version,
         attention_backend=_flag(row, "--attention-backend"),
         kv_cache_dtype=_flag(row, "--kv-cache-dtype") or "auto",
     )

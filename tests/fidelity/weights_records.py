@@ -9,6 +9,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from dryboot.errors import InputError
+
 DATA = Path(__file__).resolve().parent / "data" / "weights"
 
 
@@ -37,3 +41,19 @@ def overlaid_tiny(architecture: str, doc: Mapping[str, Any]) -> dict[str, Any]:
     ``doc``'s ``overlay`` for it (the fields ``RECORD_WEIGHTS_OVERLAY`` set when it was recorded)."""
     tiny: dict[str, Any] = json.loads((DATA.parent / "architectures" / f"{architecture}.json").read_text())
     return {**tiny, **doc.get("overlay", {}).get(architecture, {})}
+
+
+def assert_stages(row: Mapping[str, Any], rank_of: Callable[[int], Any]) -> None:
+    """dryboot against a recorded row, stage by stage: where vLLM failed (``ok`` false) dryboot's first
+    stage refuses (``InputError``); else every pipeline stage's ``rank_of(stage)`` has the row's
+    parameter, buffer and allocated bytes (``stages``, or the row's own figures at one stage)."""
+    if not row["ok"]:
+        with pytest.raises(InputError):
+            rank_of(0)
+        return
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(int_flag(row["argv"], "--pipeline-parallel-size")):
+        w = rank_of(stage)
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages
