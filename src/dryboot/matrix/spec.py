@@ -64,7 +64,7 @@ from dryboot.matrix.model import PLAN_ARM, Arm, Expectation, FlagSet, Matrix, Mo
 from dryboot.planner.flags import apply_flags
 from dryboot.planner.profiles import arm_policies, load_profiles
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS
+from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, version_key
 
 _TOP = frozenset({"gpus", "profiles", "timeout", "vllm-version", "expect", "models", "flags", "arms"})
 _ARM_KEYS = frozenset({"tree", "release", "series", "base", "python", "vllm-version", "grouping", "unification"})
@@ -144,7 +144,7 @@ def _serve_flags(
     later, :func:`_check_serve_releases`). ``release``: the one whose refusal is said when no
     release's parser takes the line (the matrix's ``vllm-version``, else 0.28.0)."""
     errors: dict[str, InputError] = {}
-    for version in (release, *sorted(VERSIONS, key=_version_key, reverse=True)):
+    for version in (release, *sorted(VERSIONS, key=version_key, reverse=True)):
         if version in errors:
             continue
         try:
@@ -168,10 +168,6 @@ def _serve_flags(
             rest = rest[:j] + rest[j + 1 :]
     rest = [w for w in rest if not w.startswith("--model=")]
     return tuple(rest), (model if isinstance(model, str) else None)
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.split("."))
 
 
 def _declared_release(data: Mapping[str, Any]) -> str:
@@ -206,7 +202,7 @@ def _check_serve_releases(lines: Mapping[str, str], readers: Mapping[str, list[s
     """
     for name, text in lines.items():
         where = f"flags.{name}"
-        for release in sorted(readers, key=_version_key):
+        for release in sorted(readers, key=version_key):
             try:
                 parse_serve(text, {}, f"{source}: {where}", version=release)
             except InputError as exc:

@@ -20,7 +20,7 @@ from dryboot.vllm.dtypes import (
     CustomKVCacheDtype,
 )
 from dryboot.vllm.gpus import GPU, default_gpu
-from dryboot.vllm.versions import DEFAULT_VERSION, _key
+from dryboot.vllm.versions import DEFAULT_VERSION, version_key
 from dryboot.vllm.worker.utils import request_memory
 
 GIB = 1 << 30
@@ -336,9 +336,9 @@ class EngineArgs:
         gpu = self.device
         total = self.gpu_memory_bytes or gpu.nvml_total_bytes
         name = gpu.device_name.lower()
-        if total >= 160 * GIB and _key(self.vllm_version) >= (0, 28):
+        if total >= 160 * GIB and version_key(self.vllm_version) >= (0, 28):
             return 16384, 1024
-        spark = _key(self.vllm_version) >= (0, 33) and gpu.capability == (12, 1)
+        spark = version_key(self.vllm_version) >= (0, 33) and gpu.capability == (12, 1)
         if total >= 70 * GIB and "a100" not in name and not spark:
             return 8192, 1024
         return 2048, 256

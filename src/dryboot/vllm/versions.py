@@ -546,7 +546,10 @@ VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029
 DEFAULT_VERSION = "0.28.0"
 
 
-def _key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
+    """A release's ordering key (``"0.31.2"`` -> ``(0, 31, 2)``; at most three parts).
+
+    :raises ValueError: a part that is not an integer."""
     return tuple(int(p) for p in version.split(".")[:3])
 
 
@@ -583,12 +586,12 @@ def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
     """
     text = resolve_version(version, source)
     try:
-        key = _key(text if text.count(".") >= 2 else text + ".0")
+        key = version_key(text if text.count(".") >= 2 else text + ".0")
     except ValueError:
         raise InputError(source, text, "expected a version like 0.28.0") from None
     chosen: VersionRules | None = None
     for rules in VERSIONS.values():
-        if _key(rules.version) <= key:
+        if version_key(rules.version) <= key:
             chosen = rules
     if chosen is None:
         raise InputError(source, text, f"dryboot models vLLM {next(iter(VERSIONS))} and later")
