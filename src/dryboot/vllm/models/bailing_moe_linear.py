@@ -41,8 +41,9 @@ from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import check_sm90_mla_dims
 
-#: transformers' ``BailingHybridConfig`` defaults of the keys the layout reads (its fields)
-_BAILING_HYBRID_DEFAULTS: dict[str, Any] = {
+#: transformers' ``BailingHybridConfig`` defaults of the keys the layout reads (its fields; the
+#: weights' walk adds those of the keys it reads beside them)
+BAILING_HYBRID_DEFAULTS: dict[str, Any] = {
     "hidden_size": 2560,
     "num_hidden_layers": 42,
     "num_attention_heads": 32,
@@ -65,16 +66,17 @@ class BailingLinearLayers(FamilyExtra):
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    return dict(_BAILING_HYBRID_DEFAULTS)
+    return dict(BAILING_HYBRID_DEFAULTS)
+
+
+def is_linear_layer(li: int, layer_group_size: int) -> bool:
+    """vLLM's ``is_linear_layer``: ``layer_group_size`` > 0 and ``(li + 1) % layer_group_size != 0``."""
+    return layer_group_size > 0 and (li + 1) % layer_group_size != 0
 
 
 def layer_kinds(n: int, layer_group_size: int) -> tuple[LayerKind, ...]:
-    """Each decoder layer's cache kind: linear attention where ``is_linear_layer`` holds
-    (``layer_group_size`` > 0 and ``(i + 1) % layer_group_size != 0``), else MLA."""
-    return tuple(
-        LayerKind.LINEAR_ATTN if layer_group_size > 0 and (i + 1) % layer_group_size else LayerKind.MLA
-        for i in range(n)
-    )
+    """Each decoder layer's cache kind: linear attention where :func:`is_linear_layer` holds, else MLA."""
+    return tuple(LayerKind.LINEAR_ATTN if is_linear_layer(i, layer_group_size) else LayerKind.MLA for i in range(n))
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:

@@ -49,6 +49,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.models.bailing_moe_linear import BAILING_HYBRID_DEFAULTS, is_linear_layer
 
 #: the releases whose ``bailing_moe_linear.py`` builds these layers (recorded on each); the others'
 #: transformers has no ``BailingHybridConfig`` (vLLM refuses the config)
@@ -56,23 +57,14 @@ RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.33.0")
 
 #: transformers' ``BailingHybridConfig`` defaults of the keys the walk reads (the names vLLM reads)
 DEFAULTS: dict[str, Any] = {
+    **BAILING_HYBRID_DEFAULTS,
     "vocab_size": 157184,
-    "hidden_size": 2560,
     "intermediate_size": 6144,
     "moe_intermediate_size": 768,
-    "num_hidden_layers": 42,
-    "num_attention_heads": 32,
     "num_shared_experts": 1,
-    "kv_lora_rank": 512,
     "q_lora_rank": None,
-    "qk_rope_head_dim": 64,
-    "v_head_dim": 128,
-    "qk_nope_head_dim": 128,
     "first_k_dense_replace": 2,
-    "max_position_embeddings": 262144,
-    "num_nextn_predict_layers": 1,
     "num_experts": 512,
-    "layer_group_size": 6,
 }
 
 #: ``BailingHybridConfig.attribute_map``: a config key -> the attribute vLLM reads
@@ -90,11 +82,6 @@ def read_config(config: Mapping[str, Any]) -> dict[str, Any]:
     merged = {**DEFAULTS, **out}
     merged["head_dim"] = merged["qk_rope_head_dim"]
     return merged
-
-
-def is_linear_layer(li: int, layer_group_size: int) -> bool:
-    """vLLM's ``is_linear_layer``: ``layer_group_size`` > 0 and ``(li + 1) % layer_group_size != 0``."""
-    return layer_group_size > 0 and (li + 1) % layer_group_size != 0
 
 
 def _rope(config: Mapping[str, Any]) -> float:
