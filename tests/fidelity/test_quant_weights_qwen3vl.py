@@ -21,6 +21,7 @@ import pytest
 import quant_cases_qwen3vl as qv
 from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, plan_output, record_live
 
+from dryboot.vllm.model_executor.layers.quantization.modelopt import checkpoint_module_name
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 from dryboot.vllm.model_executor.models import qwen3_vl
 
@@ -94,10 +95,10 @@ def test_quantized_tower_refused_by_name(tmp_path: Path) -> None:
 def test_checkpoint_names_mapped_as_vllm_maps_them() -> None:
     """``model.visual.X`` is vLLM's ``visual.X``, ``model.language_model.X`` the text walk's
     ``model.X`` (``hf_to_vllm_mapper``); patterns and other names unchanged."""
-    assert qwen3_vl.vllm_module_name("model.visual.blocks.3.attn.qkv") == "visual.blocks.3.attn.qkv"
-    assert qwen3_vl.vllm_module_name("model.language_model.layers.2.mlp.gate") == "model.layers.2.mlp.gate"
-    assert qwen3_vl.vllm_module_name("re:.*visual.*") == "re:.*visual.*"
-    assert qwen3_vl.vllm_module_name("lm_head") == "lm_head"
+    assert checkpoint_module_name("model.visual.blocks.3.attn.qkv") == "visual.blocks.3.attn.qkv"
+    assert checkpoint_module_name("model.language_model.layers.2.mlp.gate") == "model.layers.2.mlp.gate"
+    assert checkpoint_module_name("re:.*visual.*") == "re:.*visual.*"
+    assert checkpoint_module_name("lm_head") == "lm_head"
     names = qwen3_vl.tower_linears({"depth": 2, "deepstack_visual_indexes": [0]})
     assert len(names) == 2 * 4 + 2 + 2 and "visual.deepstack_merger_list.0.linear_fc2" in names
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.modelopt import checkpoint_module_name
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import (
     Family,
@@ -183,31 +184,19 @@ QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
 #: the GPUs' SMs (major x 10 + minor) recorded: Marlin's fp8 and W4A16 (8.6), CUTLASS block fp8 (8.9,
 #: 9.0; 9.0 with DeepGEMM present)
 QUANT_SMS = (86, 89, 90)
-#: ``Qwen3VLForConditionalGeneration.hf_to_vllm_mapper``'s prefixes, as dryboot's walks name the
-#: modules: vLLM's ``language_model.model.X`` is the text walk's ``model.X``, ``visual.X`` the tower's
-_CHECKPOINT_PREFIXES = (("model.visual.", "visual."), ("model.language_model.", "model."))
 #: the quantization config's keys that list module names left unquantized
 _IGNORE_KEYS = ("ignore", "ignored_layers", "modules_to_not_convert")
 
 
-def vllm_module_name(name: str) -> str:
-    """A checkpoint module name of ``quantization_config`` (``model.visual.blocks.0.attn.qkv``) as
-    vLLM maps it onto its modules and dryboot's walk names them (``visual.blocks.0.attn.qkv``;
-    ``model.language_model.layers.3.mlp.gate`` -> ``model.layers.3.mlp.gate``); a ``re:`` pattern
-    or another name unchanged (the mapper rewrites name prefixes only)."""
-    for old, new in _CHECKPOINT_PREFIXES:
-        if name.startswith(old):
-            return new + name[len(old) :]
-    return name
-
-
 def vllm_quant_config(qc: Mapping[str, Any]) -> dict[str, Any]:
-    """``quantization_config`` with its ignore lists' names as :func:`vllm_module_name` gives them."""
+    """``quantization_config`` with its ignore lists' names as vLLM maps them onto its modules
+    (``hf_to_vllm_mapper``: ``model.visual.X`` is ``visual.X``, ``model.language_model.X`` the text
+    walk's ``model.X``; :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.checkpoint_module_name`)."""
     out = dict(qc)
     for key in _IGNORE_KEYS:
         names = qc.get(key)
         if isinstance(names, list):
-            out[key] = [vllm_module_name(str(n)) if isinstance(n, str) else n for n in names]
+            out[key] = [checkpoint_module_name(str(n)) if isinstance(n, str) else n for n in names]
     return out
 
 

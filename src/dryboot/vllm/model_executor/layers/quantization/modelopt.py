@@ -85,12 +85,21 @@ def text_model_name(name: str) -> str:
 _TOWER_PREFIX = ("model.visual", "visual")
 
 
+def checkpoint_module_name(name: str) -> str:
+    """A module name of a checkpoint's quantization config as vLLM maps it onto its modules and
+    dryboot's walks name them: a wrapper's tower ``model.visual...`` is ``visual...``, a text-model
+    name as :func:`text_model_name` gives it; a ``re:`` pattern or any other name unchanged (the
+    mappers rewrite name prefixes only)."""
+    ckpt, model = _TOWER_PREFIX
+    return model + name[len(ckpt) :] if name.startswith(ckpt) else text_model_name(name)
+
+
 def exclude_patterns(names: tuple[str, ...]) -> tuple[str, ...]:
     """ModelOpt's ``exclude_modules`` / ``ignore`` (names with ``*`` wildcards) as the ``re:``
     patterns of :class:`ScaledQuant`: a name excludes itself and what is under it; a wrapper's
-    ``model.visual*`` names its tower (``visual.*``, as vLLM maps the list before matching)."""
-    ckpt, model = _TOWER_PREFIX
-    mapped = (model + i[len(ckpt) :] if i.startswith(ckpt) else text_model_name(i) for i in names)
+    ``model.visual*`` names its tower (``visual.*``, as vLLM maps the list before matching:
+    :func:`checkpoint_module_name`)."""
+    mapped = (checkpoint_module_name(i) for i in names)
     return tuple("re:" + re.escape(i).replace(r"\*", ".*") + r"(\..*)?$" for i in mapped)
 
 
