@@ -240,6 +240,34 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
         ],
     ),
+    # the full-allocation fallback at block 64 (MLA's and the drafter's) and where a whole
+    # max_model_len of full-attention pages no longer fits a budget the window would
+    "mla-pad-bs64": (
+        REL / "mla2",
+        [
+            "--max-model-len",
+            "4096",
+            *_NB,
+            "--block-size",
+            "64",
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
+        ],
+    ),
+    "mla-pad-tight": (
+        REL / "mla2",
+        [
+            "--max-model-len",
+            "16384",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "300000000",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
+        ],
+    ),
     "sw-start": (
         H.EXAMPLES / "Qwen3.5-397B-A17B.config.json",
         [
@@ -672,6 +700,29 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.28.0", "mla-pad"): _ok(16, 6103, 48728, 4096),
     ("0.29.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
     ("0.33.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    # 0.27.1 has no slot for DFlash's drafting tokens at 2,048 batched tokens
+    ("0.27.1", "mla-pad"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
+    ("0.27.1", "mla-pad-bs64"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
+    ("0.27.1", "mla-pad-tight"): _refused_with(
+        "max_num_scheduled_tokens is set to 0 based on the speculative decoding"
+    ),
+    ("0.30.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    ("0.31.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    ("0.32.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    # 0.28.0 pads MLA (its backend indexes by block stride) and so does 0.29.0 at block 64; 0.30+ fall
+    # back to full allocation there too; a whole max_model_len of full-attention pages needs more
+    ("0.28.0", "mla-pad-bs64"): _ok(64, 5425, 69223, 4096),
+    ("0.29.0", "mla-pad-bs64"): _ok(64, 5425, 69223, 4096),
+    ("0.30.0", "mla-pad-bs64"): _ok(64, 1245, 79680, 4096),
+    ("0.31.0", "mla-pad-bs64"): _ok(64, 1245, 79680, 4096),
+    ("0.32.0", "mla-pad-bs64"): _ok(64, 1245, 79680, 4096),
+    ("0.33.0", "mla-pad-bs64"): _ok(64, 1245, 79680, 4096),
+    ("0.28.0", "mla-pad-tight"): _refused(8480),
+    ("0.29.0", "mla-pad-tight"): _refused(11936),
+    ("0.30.0", "mla-pad-tight"): _refused(11936),
+    ("0.31.0", "mla-pad-tight"): _refused(11936),
+    ("0.32.0", "mla-pad-tight"): _refused(11936),
+    ("0.33.0", "mla-pad-tight"): _refused(11936),
     ("0.29.0", "sw-start"): _ok(2128, 657, 7601, 2048),
     ("0.29.0", "mcmode-all"): _ok(784, 311, 149865, 8192),
     ("0.30.0", "sw-start"): _ok(2128, 328, 13434, 2048),
@@ -1020,14 +1071,8 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
-_FALLBACK = (
-    "0.29+: MLA next to a sliding-window drafter cannot be padded; vLLM retries with a full-allocation "
-    "fallback (v1/core/kv_cache_utils.py get_kv_cache_groups), which dryboot refuses by name"
-)
-XFAIL: dict[tuple[str, str], str] = {
-    ("0.29.0", "mla-pad"): _FALLBACK,
-    ("0.33.0", "mla-pad"): _FALLBACK,
-}
+#: recorded cases dryboot gets wrong today (strict: a fix turns them into failures to remove)
+XFAIL: dict[tuple[str, str], str] = {}
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
 SWITCH_CASES: list[tuple[str, str, str, Any]] = [

@@ -46,7 +46,14 @@ from dryboot.vllm.kv_cache_utils.capacity import (
     compute_capacity,
     worker_shares,
 )
-from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
+from dryboot.vllm.kv_cache_utils.groups import (
+    Grouping,
+    add_hidden_state_groups,
+    full_allocation_fallback,
+    group_layers,
+    uniform_path,
+    uniform_type_grouping,
+)
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
 from dryboot.vllm.layer_set import LayerSet, LayerTable
 from dryboot.vllm.models.registry import family_of
@@ -239,14 +246,23 @@ def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _L
         major = cfg.args.device.capability[0]
         row_align = math.lcm(1, *(flat_row_alignment(s, major) for s in unified.specs))
         grouping = replace(grouping, pool_alignment=row_align)
+    if unify_error is not None and (promoted := full_allocation_fallback(layers)) is not None:
+        # get_kv_cache_groups catches the NotImplementedError and allocates the sliding-window
+        # layers as full attention, all layers in one uniform-type group
+        unified, grouping, unify_error = promoted, uniform_type_grouping(promoted), None
+        log.append(
+            "KV cache pages cannot be unified: the sliding-window layers are allocated as full attention "
+            "(every token of max_model_len), one KV cache group of every layer; their attention still uses "
+            "the window (full-allocation fallback)"
+        )
     if unify_error is not None and not cfg.rules.pad_requires_block_stride:
-        # 0.29+: get_kv_cache_groups catches the NotImplementedError and retries with a
-        # full-allocation fallback (unify_kv_cache_spec_page_size), which is not modelled
+        # 0.29+: vLLM raises the NotImplementedError when its fallback declines; dryboot's
+        # unification of 0.29+'s padding rule is not verified as an engine failure, so it refuses
         raise InputError(
             "--vllm-version",
             cfg.rules.version,
-            f"{unify_error}; vLLM {cfg.rules.version} then retries with a full-allocation KV cache fallback, "
-            "which dryboot does not model",
+            f"{unify_error}; vLLM {cfg.rules.version}'s full-allocation KV cache fallback does not apply "
+            "(it needs MLA layers beside sliding-window layers, one block size and no other kind)",
         )
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)
     return _Layout(

@@ -17,7 +17,7 @@ more layers than the bucket has.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from math import gcd
 from typing import Literal, NamedTuple
@@ -188,10 +188,58 @@ def uniform_path(layers: LayerSet) -> Grouping | None:
     if len({bucket_key(s) for s in specs}) == 1:
         return Grouping((GroupRun(specs[0], layers.order, 1),), len(layers.order), "uniform-spec", ())
     if len({s.block_size for s in specs}) == 1 and len({_type_key(s) for s in specs}) == 1:
-        page_of = {name: s.page_size_bytes for s, names in zip(specs, layers.names, strict=True) for name in names}
-        pages = tuple(page_of[n] for n in layers.order)
-        return Grouping((GroupRun(specs[0], layers.order, 1),), 1, "uniform-type", (), (), pages)
+        return uniform_type_grouping(layers)
     return None
+
+
+#: spec kinds that are vLLM ``MLAAttentionSpec`` (``HIDDEN_STATE`` too, ruled out first)
+_MLA_KINDS = frozenset(k for k in LayerKind if k.spec_kind == "mla")
+#: spec kinds that are vLLM ``FullAttentionSpec`` (``MLAAttentionSpec`` is one)
+_FULL_KINDS = _MLA_KINDS | {LayerKind.FULL, LayerKind.MM3_SPARSE, LayerKind.STEP5_SUMMARY}
+
+
+def full_allocation_fallback(layers: LayerSet) -> LayerSet | None:
+    """The layers as vLLM's full-allocation fallback allocates them, or ``None`` where it declines.
+
+    Mirrors ``_try_get_full_allocation_fallback_groups`` (``v1/core/kv_cache_utils.py``
+    0.27.1-0.32.0, ``v1/core/kv_cache_planning.py`` 0.33.0), which ``get_kv_cache_groups`` tries
+    when page unification raises ``NotImplementedError``: it applies only to MLA layers beside
+    plain sliding-window layers (no hidden-state cache, sliding-window MLA or chunked local layer);
+    every sliding-window layer is then allocated as full attention (``_promote_local_kv_cache_specs``:
+    the full-attention layers' one block size, or its own where they have several; a padded page
+    scaled to that block) and all layers form one ``UniformTypeKVCacheSpecs`` group, which needs
+    one block size and one type family. The window still bounds compute, not the cache: each
+    promoted layer keeps a page a block for every token of ``max_model_len``.
+    """
+    kinds = {s.layer_kind for s in layers.specs}
+    if LayerKind.HIDDEN_STATE in kinds or any(k.spec_kind in ("sliding_mla", "chunked") for k in kinds):
+        return None
+    if not (kinds & _MLA_KINDS and any(k.is_sliding_window for k in kinds)):
+        return None
+    full_blocks = {s.block_size for s in layers.specs if s.layer_kind in _FULL_KINDS}
+    full_block = next(iter(full_blocks)) if len(full_blocks) == 1 else None
+
+    def promoted(spec: LayerSpec) -> LayerSpec:
+        if not (isinstance(spec, AttentionSpec) and spec.layer_kind.is_sliding_window):
+            return spec
+        block = full_block or spec.block_size
+        padded = spec.page_size_padded
+        if padded is not None:
+            padded = max(padded, spec.natural_page_size_bytes * block // spec.block_size)
+        return replace(spec, layer_kind=LayerKind.FULL, sliding_window=None, block_size=block, page_size_padded=padded)
+
+    out = LayerSet.from_pairs([(n, promoted(s)) for n, s in layers.pairs()])
+    if len({s.block_size for s in out.specs}) != 1 or len({_type_key(s) for s in out.specs}) != 1:
+        return None
+    return out
+
+
+def uniform_type_grouping(layers: LayerSet) -> Grouping:
+    """One ``UniformTypeKVCacheSpecs`` group of every layer, each with its own page
+    (``_get_kv_cache_groups_uniform_type``)."""
+    page_of = {name: s.page_size_bytes for s, names in zip(layers.specs, layers.names, strict=True) for name in names}
+    pages = tuple(page_of[n] for n in layers.order)
+    return Grouping((GroupRun(layers.specs[0], layers.order, 1),), 1, "uniform-type", (), (), pages)
 
 
 def _is_sliding(spec: LayerSpec) -> bool:
