@@ -139,7 +139,9 @@ def test_the_corpus_counts() -> None:
 def test_entry_is_well_formed(entry: dict[str, Any]) -> None:
     assert not [k for k in REQUIRED if k not in entry]
     assert _path(entry).is_file()
-    assert str(entry["source"]).startswith("http") or "commit" in str(entry["source"])
+    # a URL, a commit, or (where the code index names no repository) the index's store id, said so
+    source = str(entry["source"])
+    assert source.startswith("http") or "commit" in source or "store id" in source
     assert entry["gpu_table"] is None or entry["gpu_table"] in GPU_NAMES
     assert isinstance(entry["tp"], int) and entry["tp"] >= 1
     assert entry["formula"] is None or f"`{entry['formula']}`" in FORMULAS
