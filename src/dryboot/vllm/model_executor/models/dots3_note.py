@@ -168,6 +168,20 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             f"Dots3-Note's weights on vLLM {par.vllm_version} are not modelled "
             f"(recorded on {' / '.join(RELEASES)} only)",
         )
+    if par.capability is not None and par.capability[0] == 10:
+        raise InputError(
+            "--gpu",
+            None,
+            "Dots3-Note on SM 10.x: vLLM 0.33.0 builds 268,584,960 bytes more than the model's weights and "
+            "buffers (recorded on B200, tiny config: storages outside the model, not identified); not modelled",
+        )
+    if par.capability is not None and par.capability[0] == 8 and par.kv_cache_dtype.startswith("fp8"):
+        raise InputError(
+            "--kv-cache-dtype",
+            par.kv_cache_dtype,
+            "Dots3-Note's sparse MLA layers have no attention backend for an fp8 KV cache on SM 8.x "
+            "(vLLM refuses it: recorded on RTX 4090)",
+        )
     for key in ("vision_config", "audio_config"):
         # --language-model-only (every modality's limit 0): the class builds neither tower
         if config.get(key) is not None and not args.no_tower:
@@ -215,7 +229,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("rotary", positions * rope * ab, buffer=True)
     if full:  # the top-k indices, held by the full layers' indexers and MLA wrappers
         w.own("topk indices", args.max_num_batched_tokens * index_topk * 4, buffer=True)
-    return w.result()
+    rank = w.result()
+    # MLA layers only (sparse full, TRITON_MLA sliding): no FlashInferImpl, no FlashInfer KV counter
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, [])
+    return rank
 
 
 FAMILIES: dict[str, Family] = {"Dots3NoteForCausalLM": Family(walk, modalities=("image", "audio", "video"))}
