@@ -15,8 +15,10 @@ count from ``num_attention_heads`` and a few other keys, so families keeping the
 * the recorded set ``data/weights/quant-recorded-ficounterfam-0.33.0.json`` (``RECORD_SET=ficounterfam
   record_quant_weights.py``, ``quant_cases_ficounterfam.py``): vLLM's own figures, as built, for DBRX,
   Step-5, Dots3-Note, Moondream 3, MiMo-V2-Flash, AXK1 and Bailing-V2.5 on B200, with an fp8 KV
-  cache on RTX 4090, and on H100 (no FlashInfer: the figures without the counter). Nothing recorded
-  comes from dryboot. Needs no vLLM.
+  cache on RTX 4090, and on H100 (no FlashInfer: the figures without the counter); and a MiMo-V2-Flash
+  stand-in (``MiMoV2Flash-growth``: the tiny config with equal key / value head sizes, 128, no sinks,
+  16 sliding heads after 8 full ones) whose layers all select FlashInfer and grow its buffer. Nothing
+  recorded comes from dryboot. Needs no vLLM.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ CASES = case_ids(RECORDED)
 #: allocates its workspace on "cuda" (``cutlass_mla.py`` ``g_sm100_workspace``), which the
 #: meta-device oracle cannot; not vLLM refusing the model
 ORACLE_NO_DRIVER = "Found no NVIDIA driver"
+#: the counter where FlashInfer serves (B200; RTX 4090 with an fp8 cache), 8,192 tokens: DBRX's 8 heads
+#: (x 4 bytes); the MiMo-V2-Flash stand-in's full layer of 8 heads first, then sliding layers of 16:
+#: vLLM's shared buffer grows and the first layer keeps the smaller one (262,144 + 524,288)
+COUNTERS = {"DbrxForCausalLM": 262_144, "MiMoV2Flash-growth": 262_144 + 524_288}
 
 
 def _planned_backends(config: Path) -> set[str] | None:
@@ -78,7 +84,7 @@ def test_every_walk_counts_the_counter_or_is_refused_on_b200(config: Path) -> No
 def test_recorded_set() -> None:
     assert set(RECORDED) == {"0.33.0"}
     rows = RECORDED["0.33.0"].values()
-    assert {row["gpu"] for row in rows} == {"B200", "RTX 4090", "H100"} and len(rows) == 21
+    assert {row["gpu"] for row in rows} == {"B200", "RTX 4090", "H100"} and len(rows) == 24
     assert all(row["argv"][-2:] == ["--kv-cache-dtype", "fp8"] for row in rows if row["gpu"] == "RTX 4090")
 
 
@@ -89,9 +95,8 @@ def _kv(row: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_families_match_vllm_as_built(version: str, cid: str) -> None:
-    """Exact where vLLM builds the model (the counter counted where FlashInfer serves a layer:
-    DBRX's 8,192 tokens x 8 heads int32 on B200 and RTX 4090 with an fp8 cache, none on H100),
-    refused where vLLM refuses it."""
+    """Exact where vLLM builds the model (the counter counted where FlashInfer serves a layer,
+    :data:`COUNTERS`; none on H100), refused where vLLM refuses it."""
     row = RECORDED[version][cid]
     report = dryboot_weights(fc.CONFIGS, row, version, kv_cache_dtype=_kv(row))
     if not row["ok"] and ORACLE_NO_DRIVER in row["error"]:
@@ -110,5 +115,4 @@ def test_families_match_vllm_as_built(version: str, cid: str) -> None:
     assert not report.refused, report.refused
     assert report.stages[0].allocated_bytes == row["built_allocated_bytes"]
     counter = report.stages[0].by_kind.get("attention counter", 0)
-    flashinfer = row["config"] == "DbrxForCausalLM" and row["gpu"] != "H100"
-    assert counter == (262_144 if flashinfer else 0)
+    assert counter == (0 if row["gpu"] == "H100" else COUNTERS.get(row["config"], 0))
