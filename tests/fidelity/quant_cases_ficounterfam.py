@@ -8,8 +8,8 @@ linked, with the tokenizer files a processor reads): no published config of thes
 small enough to build here. ``MiMoV2Flash-growth`` is a stand-in of dryboot's (MiMo-V2-Flash's tiny
 config with key and value head sizes 128 on both layer kinds, no attention sinks, 16 sliding-window
 heads after the full layer's 8): every layer selects its backend, so FlashInfer's shared counter
-grows from the full layer's need to the sliding layers'. ``built_allocated_bytes`` counts every storage made while the model is
-built, FlashInfer's shared multi-CTA KV counter included.
+grows from the full layer's need to the sliding layers'. ``built_allocated_bytes`` counts every
+storage made while the model is built, FlashInfer's shared multi-CTA KV counter included.
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=ficounterfam``, and by ``test_weights_flashinfer_counter_families.py``; vLLM's answers in
