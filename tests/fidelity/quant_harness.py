@@ -44,6 +44,7 @@ OTHER_SETS = (
     "quant-recorded-nemlatent-",
     "quant-recorded-nvfp4moe-",
     "quant-recorded-ficounter-",
+    "quant-recorded-ficounterfam-",
     "quant-recorded-qwen3vl-",
 )
 

@@ -1631,9 +1631,11 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if n_attention and not (family in MLA_FAMILIES and not mha):  # FlashInfer-MLA's: on the first decode
+    if n_attention and not (family in MLA_FAMILIES and not mha):
         fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
         _flashinfer_counter(w, quant, par, fp8_kv, max_num_batched_tokens, nq_r, hd)
+    else:  # MLA layers build no FlashInferImpl (FlashInfer-MLA's counter: on the first decode)
+        w.ref.counter_checked = True
     if vision is not None:
         _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
@@ -1865,7 +1867,9 @@ def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any]
 FLASHINFER_IMPL_BACKENDS = frozenset({"FLASHINFER", "TRITON_FLASHINFER"})
 
 
-def _flashinfer_attention(par: Parallel, head_size: int, fp8_kv: bool = False) -> bool:
+def _flashinfer_attention(
+    par: Parallel, head_size: int, fp8_kv: bool = False, mm_prefix: bool = False, has_sinks: bool = False
+) -> bool:
     """Whether vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared
     multi-CTA KV counter is allocated in ``__init__`` while the model is built, on any GPU and KV
     cache dtype: :func:`flashinfer_kv_counter_bytes`; no earlier release allocates it, 0.27.1-0.32.0
@@ -1879,14 +1883,25 @@ def _flashinfer_attention(par: Parallel, head_size: int, fp8_kv: bool = False) -
     anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints on SM 10.0+ are refused by name
     elsewhere (``blackwell_attention_buffer``). The selector config asked here holds the head
     size, KV cache dtype and GPU only: a layer FlashInfer refuses for another reason (attention
-    sinks without ``flashinfer-cubin``) is taken as FlashInfer's (not recorded)."""
+    sinks without ``flashinfer-cubin``) is taken as FlashInfer's (not recorded). ``mm_prefix``: a
+    multimodal-prefix LM's layers (``ModelConfig.is_mm_prefix_lm``), which FlashInfer does not
+    serve: the Triton / FlashInfer composite where its head sizes allow, else FlashAttention
+    (recorded: Moondream 3's 64 on B200, no counter). ``has_sinks``: layers with attention sinks
+    (FlashInfer takes them on SM 10.x / 12.x with ``flashinfer-cubin``, assumed installed)."""
     if par.vllm_version != "0.33.0" or par.capability is None:
         return False
     if par.attention_backend is not None:
         return par.attention_backend in FLASHINFER_IMPL_BACKENDS
     kv = "fp8" if par.kv_cache_dtype == "auto" and fp8_kv else par.kv_cache_dtype
     major = par.capability[0]
-    layer = AttentionSelectorConfig(head_size, kv, capability=par.capability)
+    layer = AttentionSelectorConfig(
+        head_size,
+        kv,
+        has_sinks=has_sinks,
+        capability=par.capability,
+        mm_prefix=mm_prefix,
+        mm_prefix_composites=mm_prefix,
+    )
     try:
         chosen = default_backend(layer, False, backend_table(major in (8, 9, 12), major == 10))
     except ValueError:  # no backend serves it: vLLM refuses before any weight (refused elsewhere)
@@ -1919,6 +1934,45 @@ def _flashinfer_counter(
             "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
         )
     w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
+
+
+def flashinfer_counter_layers(
+    rank: RankWeights,
+    par: Parallel,
+    max_num_batched_tokens: int | None,
+    layers: Iterable[tuple[int, int, bool]],
+    *,
+    fp8_kv: bool = False,
+    mm_prefix: bool = False,
+) -> None:
+    """FlashInfer's multi-CTA KV counter for a family whose walk lists its own attention layers:
+    ``layers``, each a layer's (query heads per rank, head size, attention sinks) in the order vLLM builds them,
+    only the layers that go through vLLM's backend selection (a layer that pins its own backend
+    or is MLA builds no ``FlashInferImpl``: left out; an empty ``layers`` says the family has
+    none). vLLM 0.33.0's ``_get_multi_ctas_kv_counter_buffer`` keeps one buffer and allocates a
+    new one whenever a layer needs more than it holds; the earlier layers keep theirs, so each
+    growth adds :func:`flashinfer_kv_counter_bytes` of that layer (uniform layers: one buffer).
+    Marks ``rank`` as having asked (``counter_checked``, see :func:`unmodelled_flashinfer_counter`).
+    ``fp8_kv``, ``mm_prefix``: as :func:`_flashinfer_attention`.
+
+    :raises InputError: a FlashInfer layer and ``max_num_batched_tokens`` not given (it sizes the
+        counter)."""
+    rank.counter_checked = True
+    held = 0
+    for heads, head_size, sinks in layers:
+        if not _flashinfer_attention(par, head_size, fp8_kv, mm_prefix, sinks):
+            continue
+        if max_num_batched_tokens is None:
+            raise InputError(
+                "--max-num-batched-tokens",
+                None,
+                f"vLLM {par.vllm_version}'s FlashInfer attention allocates its multi-CTA KV counter "
+                "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
+            )
+        need = flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0)
+        if need > held:
+            rank.add("attention counter", need)
+            held = need
 
 
 def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank: RankWeights) -> str | None:

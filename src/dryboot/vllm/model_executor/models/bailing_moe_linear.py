@@ -258,7 +258,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("rotary", positions * int(W._int(c, "head_dim") * partial) * ab, buffer=True)
     if False in kinds:  # the MLA layers' table over the whole rotary head
         w.own("rotary", positions * W._int(c, "qk_rope_head_dim") * ab, buffer=True)
-    return w.result()
+    rank = w.result()
+    # MLA and linear-attention layers only: no FlashInferImpl, no FlashInfer KV counter
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, [])
+    return rank
 
 
 def mtp_weights(

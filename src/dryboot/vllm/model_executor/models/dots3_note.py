@@ -168,6 +168,15 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             f"Dots3-Note's weights on vLLM {par.vllm_version} are not modelled "
             f"(recorded on {' / '.join(RELEASES)} only)",
         )
+    if par.capability is not None:
+        # the heap scan of the built model (quant_cases_ficounterfam.py) sees storages no module holds
+        raise InputError(
+            "--gpu",
+            None,
+            "Dots3-Note: vLLM 0.33.0 builds storages its attention implementations hold outside the model's "
+            "weights and buffers (the tiny config: 134,367,232 bytes more on H100, two [8193, 2048] int32 among "
+            "them; on SM 10.x also CUTLASS-MLA's 128 MiB workspace); not modelled",
+        )
     for key in ("vision_config", "audio_config"):
         # --language-model-only (every modality's limit 0): the class builds neither tower
         if config.get(key) is not None and not args.no_tower:
@@ -215,7 +224,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("rotary", positions * rope * ab, buffer=True)
     if full:  # the top-k indices, held by the full layers' indexers and MLA wrappers
         w.own("topk indices", args.max_num_batched_tokens * index_topk * 4, buffer=True)
-    return w.result()
+    rank = w.result()
+    # MLA layers only (sparse full, TRITON_MLA sliding): no FlashInferImpl, no FlashInfer KV counter
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, [])
+    return rank
 
 
 FAMILIES: dict[str, Family] = {"Dots3NoteForCausalLM": Family(walk, modalities=("image", "audio", "video"))}

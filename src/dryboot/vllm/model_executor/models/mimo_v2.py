@@ -9,7 +9,10 @@ TP]``; then a gated MLP, or on the layers ``moe_layer_freq`` marks a MoE block: 
 and ``n_routed_experts`` experts of ``moe_intermediate_size``. One rotary table per distinct rope
 (head size, ``partial_rotary_factor``, ``rope_theta`` / ``swa_rope_theta``) of the stage. The
 embedding on the first stage, the final norm and the untied head on the last. vLLM refuses TP
-above the experts; a tied head is refused by name."""
+above the experts; a tied head is refused by name. FlashInfer's KV counter (vLLM 0.33.0,
+``weights.flashinfer_counter_layers``): only a layer whose value head size equals its head size
+goes through vLLM's backend selection (sinks on the sliding-window ones); the others pin
+FlashAttention / Triton's different-KV backends (``MiMoV2Attention``) and build none."""
 
 from __future__ import annotations
 
@@ -56,6 +59,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     w = W._Walk(None, par.vllm_version)
     w.ends(par, vocab_r, h, ab)
     ropes: set[tuple[int, float, float]] = set()
+    #: the layers that select their backend (heads per rank, head size, sinks), for the counter
+    selected: list[tuple[int, int, bool]] = []
     for li in W.pp_layers(W._int(config, "num_hidden_layers"), par):
         swa = _flag(config, "hybrid_layer_pattern", li)
         p = "swa_" if swa else ""
@@ -83,13 +88,17 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         else:
             sizes += W.dense_mlp_sizes(h, W._int(config, "intermediate_size"), tp)
         w.attention_layer(sizes, ab)
+        if vhd == hd:
+            selected.append((nq_r, hd, swa and bool(config.get("add_swa_attention_sink_bias"))))
         theta = float(config.get("swa_rope_theta", config["rope_theta"]) if swa else config["rope_theta"])
         partial = float(config["partial_rotary_factor"])
         if (hd, partial, theta) not in ropes:
             ropes.add((hd, partial, theta))
             rope = {"max_position_embeddings": config["max_position_embeddings"], "partial_rotary_factor": partial}
             w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
-    return w.result()
+    rank = w.result()
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, selected)
+    return rank
 
 
 FAMILIES: dict[str, Family] = {"MiMoV2FlashForCausalLM": Family(walk)}

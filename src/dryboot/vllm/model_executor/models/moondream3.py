@@ -205,6 +205,10 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     w = W._Walk(None, par.vllm_version)
     _text_rank(w, t, moe, par, ab)
     weights = w.result()
+    # FlashInfer's KV counter (0.33.0): a multimodal-prefix LM, whose layers FlashInfer does not
+    # serve (FlashAttention takes them, or the Triton / FlashInfer composite at its head sizes)
+    heads = [(t["n_heads"] // par.tp, t["dim"] // t["n_heads"], False)] * len(W.pp_layers(t["n_layers"], par))
+    W.flashinfer_counter_layers(weights, par, args.max_num_batched_tokens, heads, mm_prefix=True)
     if args.no_tower or not towers_on_stage(arch, par):
         return weights
     return tensors("vision", vision_counts(v, t["dim"], par.tp), ab, into=weights)

@@ -127,6 +127,13 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
             "quantized Step5ForCausalLM is not modelled (its DSA layers' fused QKV + indexer GEMM cannot be "
             "quantized: vLLM refuses it; the other layers' quantized layouts are not recorded)",
         )
+    if par.capability is not None and par.capability[0] != 9 and par.kv_cache_dtype.startswith("fp8"):
+        raise InputError(
+            "--kv-cache-dtype",
+            par.kv_cache_dtype,
+            "Step5's layers pin FlashAttention, which takes an fp8 KV cache on SM 9.x only here (vLLM refuses "
+            "it on SM 8.x: recorded on RTX 4090; other GPUs not recorded)",
+        )
     c, ab = unquantized(config, args, DEFAULTS, untied="Step5")
     _refuse_unrecorded(c, par)
     raw = ConfigFields("config.json", dict(config), "")
@@ -195,7 +202,11 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
         w.own("rotary", positions * hd * ab, buffer=True)
     if dsa_on_stage:
         w.own("rotary", positions * INDEXER_ROPE_DIM * ab, buffer=True)
-    return w.result()
+    rank = w.result()
+    # every layer pins its own backend (Step5SplitKVFlashAttentionBackend, Step5DSAAttentionBackend):
+    # no FlashInferImpl, no FlashInfer KV counter
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, [])
+    return rank
 
 
 def _frontend(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
