@@ -161,7 +161,8 @@ def test_activation_terms_add_the_encoder_and_refuse_other_towers() -> None:
 
 
 def test_a_bounded_family_with_a_width_missing_is_refused_by_name() -> None:
-    config = _config(QWEN3_VL_8B)
+    # (Qwen3-VL's config class defaults a missing width, as vLLM reads it: test_budget_encoder_defaults.py)
+    config = _config(QWEN35_27B)
     config["vision_config"] = {k: v for k, v in config["vision_config"].items() if k != "intermediate_size"}
     shape = forward_shape(config)  # the text-only paths still plan
     assert shape.vision_tower is None
@@ -814,7 +815,9 @@ def test_llama4_profiles_sixteen_tiles_and_the_global_tile(tmp_path: Path) -> No
     block = 29427 * (1408 + 2 * 5632) * 2
     assert block < enc.high and enc.low >= 7344 * 5120 * 2
     # a checkpoint's processor with max_patches 4: 5 chunks an image
-    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"max_patches": 4, "size": {"height": 336}}))
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"max_patches": 4, "size": {"height": 336, "width": 336}})
+    )
     from dryboot.planner.budget import with_processor_sizes
 
     sized = with_processor_sizes(shape, str(tmp_path / "config.json"))

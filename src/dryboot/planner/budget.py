@@ -280,6 +280,7 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
         kimi_k25_sized,
         kimi_vl_in_token_limit,
         llama4_max_patches,
+        llama4_tile_refusal,
         minicpmv4_6_processing,
         processor_max_pixels,
         with_audio_seq_length,
@@ -300,6 +301,8 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
         if any(k in nested for k in ("image_processor", "video_processor")):  # transformers 5 reads these first
             why = "processor_config.json nests the processors' sizes: not read, not bounded"
             return replace(shape, vision_tower=None, vision_refusal=why)
+    if tower.model_type == LLAMA4_VISION_TYPE and (why := llama4_tile_refusal(tower, image)):
+        return replace(shape, vision_tower=None, vision_refusal=why)
     if image is None and video is None:
         return shape
     if tower.model_type in GLM4V_WRAPPERS.values():  # GLM-4.1V: only Glm4vProcessor's count is modelled

@@ -37,7 +37,8 @@ Gemma-3's SigLIP
 tower (``gemma4`` over ``gemma4_vision``: the dummy video of 32 padded frames, or with videos off
 the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dummy audio of
 512 samples where the audio counts the most tokens, :func:`gemma4_audio_term`), Llama-4's tiles
-(``llama4``: :func:`llama4_tower`), LLaVA-OneVision's SigLIP (``llava_onevision``: the fixed
+(``llama4``: :func:`llama4_tower`, the processor's tiles at the tower's side,
+:func:`llama4_tile_refusal`), LLaVA-OneVision's SigLIP (``llava_onevision``: the fixed
 1153 x 944 dummy or the pooled-frame video, :func:`_llava_onevision_tower`) and Kimi-VL's MoonViT
 (``kimi_vl``: the 1024 px dummy under ``in_token_limit``, :func:`kimi_vl_tower`) and GLM-4.1V's /
 GLM-4.5V's (``glm4v``, ``glm4v_moe``, with a ``Glm4vProcessor``: the largest image and the
@@ -46,7 +47,9 @@ Kimi-K2.5's MoonViT-3D (``kimi_k25``: the 3000 px image or video chunk under its
 ``media_proc_cfg``, :func:`kimi_k25_sized`) and MiniCPM-V 4.6 / 4.7's (``minicpmv4_6``,
 ``minicpmv4_7``: the sliced dummy image or video, every crop padded to the longest,
 :func:`minicpmv4_6_sized`, :func:`minicpmv4_6_widest`). Any other tower (GLM-4.6V's processor,
-MiniCPM-V's before 4.6 included) is refused by name.
+MiniCPM-V's before 4.6 included) is refused by name. Where a config leaves the vision config (or
+its keys) to its config class, the family's ``forward_config`` hook gives the one vLLM reads
+(Qwen3-VL's default deepstack levels, Llama-4's default tower).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.models import clip, gemma4, idefics3, siglip
+from dryboot.vllm.model_executor.models import clip, gemma4, idefics3, mllama4, siglip
 from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
@@ -147,6 +150,11 @@ GEMMA4_CHUNK_CARD_BYTES = 192 << 30
 LLAMA4_VISION_TYPE, LLAMA4_MAX_PATCHES = "llama4_vision_model", 16
 #: ``Llama4VisionConfig.pixel_shuffle_ratio``'s default.
 LLAMA4_PIXEL_SHUFFLE_RATIO = 0.5
+#: ``Llama4ImageProcessor``'s default ``size`` (height and width of a tile, px; the published
+#: checkpoints' ``preprocessor_config.json`` keep it): vLLM's tower adds its
+#: ``(image_size / patch_size)^2 + 1`` position embeddings to each tile's patches, so a tile of any
+#: other side than ``vision_config.image_size`` does not run (:func:`llama4_tile_refusal`).
+LLAMA4_TILE_SIDE = 336
 #: Gemma-4's audio (``gemma4_mm.py``, 0.27.1-0.33.0): ``Gemma4Processor``'s default
 #: ``audio_seq_length`` (the tokens an audio item counts in ``get_mm_max_tokens_per_item``), and
 #: the dummy audio: ``Gemma4AudioFeatureExtractor.fft_length`` samples (512 at its default 16 kHz
@@ -1516,13 +1524,15 @@ def llama4_chunks(max_patches: int) -> int:
 def llama4_tower(vision: Mapping[str, Any], max_patches: int = LLAMA4_MAX_PATCHES) -> VisionTower:
     """Llama-4's vision tower (``mllama4.py``, ``Llama4VisionModel``, sharded under TP): the dummy
     image runs :func:`llama4_chunks` ``image_size`` chunks of ``(image_size / patch_size)^2``
-    patches and a class token each (``max_patches``: the image processor's, 16 by default); the
+    patches and a class token each (``max_patches``: the image processor's, 16 by default;
+    ``vision`` over ``Llama4VisionConfig``'s defaults, ``mllama4.DEFAULTS``, as vLLM reads it); the
     class token is dropped, the rest pixel-shuffled (``pixel_shuffle_ratio``; two contiguous
     copies) into ``get_patch_per_chunk`` embeddings a chunk, which the adapter's two linears and
     ``multi_modal_projector`` map onto the text model's width. Every chunk's embeddings are image
     tokens (``select_token_ids`` over the patch token; the tile separators are not).
 
     :raises InputError: a width missing, or a chunk the patches or the shuffle do not divide (named)."""
+    vision = {**mllama4.DEFAULTS, **vision}
     size, patch = _pos(vision, "image_size"), _pos(vision, "patch_size")
     ratio = vision.get("pixel_shuffle_ratio", LLAMA4_PIXEL_SHUFFLE_RATIO)
     if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio <= 1:
@@ -1542,6 +1552,36 @@ def llama4_tower(vision: Mapping[str, Any], max_patches: int = LLAMA4_MAX_PATCHE
         projector_widths=1,
         projector_copies=2,
         crops=chunks,
+        tile_size=size,
+    )
+
+
+def llama4_tile_refusal(tower: VisionTower, preprocessor: Mapping[str, Any] | None) -> str:
+    """Why vLLM cannot run Llama-4's dummy image through ``tower`` ('' where it can): the image
+    processor cuts it into tiles of its ``size`` (``preprocessor_config.json``'s height and width;
+    absent: :data:`LLAMA4_TILE_SIDE`), and ``Llama4VisionEncoder`` adds ``positional_embedding_vlm``,
+    one row per patch of a ``vision_config.image_size`` tile and the class token, to each tile's
+    positions: a tile of another side does not broadcast (Llama4Config's default tower, 448 px, under
+    the published 336 px processor).
+
+    :raises InputError: ``size`` without a positive height and width (``Llama4ImageProcessor``
+        refuses it; named)."""
+    size = (preprocessor or {}).get("size")
+    if size is None:
+        tile, said = (LLAMA4_TILE_SIDE, LLAMA4_TILE_SIDE), "its default; no preprocessor_config.json size"
+    else:
+        sides = [size.get(k) if isinstance(size, Mapping) else None for k in ("height", "width")]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 1 << 16 for v in sides):
+            raise InputError("preprocessor_config.json", "size", "must give a height and a width in px (1-65,536)")
+        tile, said = (int(sides[0] or 0), int(sides[1] or 0)), "preprocessor_config.json"
+    if tile == (tower.tile_size, tower.tile_size):
+        return ""
+    side = tower.tile_size // tower.patch_size
+    return (
+        f"the image processor's {tile[0]} x {tile[1]} px tiles ({said}) against vision_config.image_size "
+        f"{tower.tile_size} (a Llama4Config without vision_config takes Llama4VisionConfig's 448): vLLM's tower "
+        f"adds its {side * side + 1:,} position embeddings to "
+        f"{(tile[0] // tower.patch_size) * (tile[1] // tower.patch_size) + 1:,} positions a tile and fails"
     )
 
 
