@@ -42,6 +42,28 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-autofit": (REL / "nullblk", ["--max-model-len", "-1", *_NB, "--kv-cache-memory-bytes", "13107200"]),
     "gdn64-block": (REL / "gdn64", _GDN),
     "gdn64-pages": (REL / "gdn64", [*_GDN, "--block-size", "64"]),
+    # 0.33 aligns the hybrid block per worker: a pipeline stage without Gated DeltaNet layers takes no
+    # FlashInfer GDN checkpoint alignment (the random audit's s2102-124: a 2-layer Qwen3.5, MTP on stage 1)
+    "gdn2l-pp-mtp": (
+        REL / "gdn2l",
+        [
+            "--max-model-len",
+            "4096",
+            "--kv-cache-memory-bytes",
+            "9270258982",
+            "-tp",
+            "2",
+            "-pp",
+            "2",
+            "--kv-cache-dtype",
+            "bfloat16",
+            "--block-size",
+            "16",
+            "--speculative-config",
+            json.dumps({"method": "mtp", "num_speculative_tokens": 2}),
+        ],
+    ),
+    "gdn64-pp2": (REL / "gdn64", [*_GDN, "-pp", "2"]),
     "mcmode-align-noprefix": (REL / "gdn64", [*_GDN, "--no-enable-prefix-caching", "--mamba-cache-mode", "align"]),
     "fa4fp8": (
         REL / "fa4fp8",
@@ -700,6 +722,10 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.28.0", "mla-pad"): _ok(16, 6103, 48728, 4096),
     ("0.29.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
     ("0.33.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    ("0.32.0", "gdn2l-pp-mtp"): _ok(16, 8320, 1703936, 4096),
+    ("0.33.0", "gdn2l-pp-mtp"): _ok(16, 8320, 1622796, 4096),
+    ("0.32.0", "gdn64-pp2"): _ok(784, 622, 299730, 8192),
+    ("0.33.0", "gdn64-pp2"): _ok(832, 586, 252658, 8192),
     # 0.27.1 has no slot for DFlash's drafting tokens at 2,048 batched tokens
     ("0.27.1", "mla-pad"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
     ("0.27.1", "mla-pad-bs64"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
@@ -1083,6 +1109,7 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.33.0", "nullblk-est", "reserve_null_block", False),
     ("0.33.0", "gdn64-block", "gdn_align_sm90", None),
     ("0.33.0", "gdn64-pages", "gdn_align_sm90", None),
+    ("0.33.0", "gdn64-pp2", "gdn_align_sm90", None),
     ("0.32.0", "nemo-prefix", "mamba2_align_pages", 2),
     ("0.33.0", "nemo-prefix", "mamba2_align_pages", 2),
     ("0.27.1", "dflash-slots", "drafting_slots_per_seq", False),

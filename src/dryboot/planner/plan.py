@@ -684,8 +684,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=mla,
         mamba_chunk_size=model.mamba.mamba_chunk_size,
+        # get_mamba_prefill_checkpoint_alignment reads this worker's own mamba layers: a pipeline
+        # stage without Gated DeltaNet layers takes no checkpoint alignment (0.33 aligns per worker)
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
-        if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90
+        if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90 and LayerKind.GDN in model.kinds
         else tuple(b.smallest_kernel_block for b in own if b.kernel_blocks),
         max_model_len=cfg.max_model_len,
     )
