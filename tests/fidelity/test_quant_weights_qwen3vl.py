@@ -124,6 +124,19 @@ def test_awq_gptq_quantized_tower_refused_by_name(tmp_path: Path, name: str, edi
     assert not _weights(cfg, language_model_only=True).refused
 
 
+@pytest.mark.parametrize("skip", [["lm_head", "visual"], ["lm_head", "model.visual"]])
+def test_fp8_tower_skipped_by_exact_names_only(tmp_path: Path, skip: list[str]) -> None:
+    """Plain fp8 matches ``modules_to_not_convert`` exactly (``Fp8Config``'s match mode): a bare
+    ``visual`` / ``model.visual`` skips no tower layer, vLLM quantizes the tower (probed on 0.28.0,
+    RTX 4090, TP 1: 260 ``Fp8LinearMethod`` layers, 10,288,044,544 bytes, where the tower left in
+    bfloat16 would be 10,859,381,760); dryboot refuses the quantized tower by name."""
+    cfg = _with_quant(
+        tmp_path, "Qwen--Qwen3-VL-8B-Instruct+FP8-block", lambda qc: {**qc, "modules_to_not_convert": skip}
+    )
+    refused = _weights(cfg).refused or ""
+    assert "vision tower quantized (visual.blocks.0.attn.qkv)" in refused, refused
+
+
 def test_awq_gptq_prefixed_names_mapped_as_vllm_maps_them(tmp_path: Path) -> None:
     """``model.visual.`` / ``model.language_model.`` prefixed entries of AWQ's and GPTQ's substring
     lists are rewritten as the wrapper's ``hf_to_vllm_mapper`` rewrites them: the same figure as the

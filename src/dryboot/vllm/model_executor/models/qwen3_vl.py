@@ -260,10 +260,15 @@ def _recorded_method(quant: W.Quant) -> bool:
 
 
 def _tower_quantized(quant: W.Quant, vision: Mapping[str, Any]) -> str | None:
-    """The first tower linear layer the (vLLM-named) quantization config quantizes, else ``None``."""
+    """The first tower linear layer the (vLLM-named) quantization config quantizes, else ``None``.
+    Plain fp8 skips a layer only when ``modules_to_not_convert`` names it exactly (``Fp8Config``'s
+    ``ignored_layers_match_mode`` ``exact``, 0.28.0-0.33.0: a bare ``visual`` or ``model.visual``
+    leaves the tower quantized, recorded on 0.28.0)."""
     for name in tower_linears(vision):
         if quant.wna16 is not None:
             quantized = quant.wna16.layer_scheme(name) is not None
+        elif quant.method == "fp8":
+            quantized = name not in quant.ignored
         else:
             quantized = not W._is_ignored(quant, name)
         if quantized:
