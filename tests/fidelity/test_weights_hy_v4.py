@@ -17,6 +17,7 @@ case vLLM builds matches; a case vLLM refuses is refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from weights_records import assert_stages, int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
+from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
 HERE = Path(__file__).resolve().parent
@@ -144,3 +146,16 @@ def test_refused_by_name(capability: tuple[int, int] | None, version: str, words
     par = Parallel(capability=capability, vllm_version=version)
     with pytest.raises(InputError, match=words):
         rank_weights(json.loads(TINY.read_text()), par, max_num_batched_tokens=8192)
+
+
+@pytest.mark.parametrize(("version", "flipped"), [("0.30.0", False), ("0.32.0", True)])
+def test_dense_layers_switch_is_needed(version: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flipping ``hy_v4_dense_layers`` breaks the release's recorded all-sparse case."""
+    rules = versions.rules_for(version)
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, hy_v4_dense_layers=flipped))
+    versions.rules_for.cache_clear()
+    try:
+        row = DOCS[f"recorded-{version}-hy-v4-configs.json"]["cases"]["hyv4-sparse --tensor-parallel-size 1"]
+        assert _rank(row, 0, version).param_bytes != row["param_bytes"]
+    finally:
+        versions.rules_for.cache_clear()
