@@ -27,7 +27,7 @@ VERSION = "0.33.0"
 #: the releases whose engine start is recorded (``data/hy-v4/vllm-<release>.json``)
 RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the releases that build every layer dense MLA (their transformers renames deepseek_sparse_attention to
-#: indexed_attention, which their model file does not take as sparse): ``models/hy_v4.py`` DENSE_RELEASES
+#: indexed_attention, which their model file does not take as sparse): ``VersionRules.hy_v4_dense_layers``
 DENSE_RELEASES = ("0.29.0", "0.30.0")
 RECORD = DATA / f"vllm-{VERSION}.json"
 

@@ -2,9 +2,12 @@
 (``Qwen3VLForConditionalGeneration``) and Qwen3-VL-30B-A3B-Instruct
 (``Qwen3VLMoeForConditionalGeneration``) configs, each with a ``quantization_config`` added: Qwen's
 plain fp8 ``[128, 128]`` blocks (the format of its Qwen3-VL-*-FP8 releases; the vision tower and
-``lm_head`` in ``modules_to_not_convert``) and compressed-tensors W4A16 group 128 (``ignore``:
-``lm_head`` and the tower), the language model quantized as the checkpoint says, the vision
-tower, its mergers and the LM head in bfloat16. Each config's ``SOURCE`` says how it was composed.
+``lm_head`` in ``modules_to_not_convert``), compressed-tensors W4A16 group 128 (``ignore``:
+``lm_head`` and the tower), AutoAWQ's GEMM 4-bit group 128 (``modules_to_not_convert``:
+``visual``) and GPTQ 4-bit group 128 (``modules_in_block_to_quantize``: the text model's
+projections), the language model quantized as the checkpoint says, the vision tower, its mergers
+and the LM head in bfloat16 (no published AWQ- or GPTQ-format Qwen3-VL config was found). Each
+config's ``SOURCE`` says how it was composed.
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=qwen3vl``, and by

@@ -4,8 +4,10 @@ The Qwen3-VL set (``quant_cases_qwen3vl.py``): ``data/weights/quant-recorded-qwe
 holds vLLM's own figures (``RECORD_SET=qwen3vl record_quant_weights.py``: the model built by vLLM's
 loader on the meta device, ``process_weights_after_loading`` run, every storage still held counted
 in 512-byte blocks) for the published Qwen3-VL-8B-Instruct and Qwen3-VL-30B-A3B-Instruct configs
-under Qwen's plain fp8 ``[128, 128]`` blocks and compressed-tensors W4A16 group 128 (the vision
-tower and the LM head left unquantized by the checkpoint), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2.
+under Qwen's plain fp8 ``[128, 128]`` blocks, compressed-tensors W4A16 group 128, AWQ 4-bit group
+128 (``modules_to_not_convert: ["visual"]``) and GPTQ 4-bit group 128 (``modules_in_block_to_quantize``
+naming the text model's projections) (the vision tower and the LM head left unquantized by the
+checkpoint), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2.
 Every case is checked in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, one is
 re-recorded live.
 """
@@ -44,15 +46,15 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
 
 
 def test_corpus_size() -> None:
-    """Byte-exact: both configs under both methods on 0.28.0, 0.30.0 and 0.33.0 (every recorded
-    release), SM 8.6 / 8.9 / 9.0, TP 1 and 2: 24 cases each."""
+    """Byte-exact: both configs under the four methods on 0.28.0, 0.30.0 and 0.33.0 (every recorded
+    release), SM 8.6 / 8.9 / 9.0, TP 1 and 2: 48 cases each."""
     n = 0
     for version, cases in RECORDED.items():
         exact = {row["config"] for row in cases.values() if row["ok"] and _refusal(version, row) is None}
         assert exact == {p.name for p in qv.CONFIGS.iterdir()}, version
         n += sum(1 for row in cases.values() if row["ok"] and _refusal(version, row) is None)
     assert set(RECORDED) == set(qwen3_vl.QUANT_RELEASES)
-    assert n >= 24 * len(RECORDED)
+    assert n >= 48 * len(RECORDED)
 
 
 def _with_quant(tmp_path: Path, name: str, edit: Any) -> Path:
@@ -92,6 +94,63 @@ def test_quantized_tower_refused_by_name(tmp_path: Path) -> None:
     assert "vision tower quantized (visual.blocks.0.attn.qkv)" in (_weights(ct).refused or "")
 
 
+@pytest.mark.parametrize(
+    ("name", "edit", "layer"),
+    [
+        # no modules_to_not_convert: vLLM's AWQ quantizes every tower linear layer
+        ("Qwen--Qwen3-VL-8B-Instruct+AWQ-g128", lambda qc: {**qc, "modules_to_not_convert": None}, "blocks.0.attn.qkv"),
+        # "model.visual" without its dot: the mapper's "model.visual." prefix does not rewrite it, and
+        # it is no substring of vLLM's "visual.blocks.0.attn.qkv"
+        (
+            "Qwen--Qwen3-VL-30B-A3B-Instruct+AWQ-g128",
+            lambda qc: {**qc, "modules_to_not_convert": ["model.visual"]},
+            "blocks.0.attn.qkv",
+        ),
+        # GPTQ's list naming the tower's fc2 too (and nothing else of it)
+        (
+            "Qwen--Qwen3-VL-8B-Instruct+GPTQ-g128",
+            lambda qc: {**qc, "modules_in_block_to_quantize": [*qc["modules_in_block_to_quantize"], "linear_fc2"]},
+            "blocks.0.mlp.linear_fc2",
+        ),
+    ],
+)
+def test_awq_gptq_quantized_tower_refused_by_name(tmp_path: Path, name: str, edit: Any, layer: str) -> None:
+    """AWQ / GPTQ checkpoints whose lists leave a vision-tower linear layer quantized (vLLM builds
+    the tower with the model's quant config) are refused naming the layer; ``--language-model-only``
+    (no tower) is sized, as the text model alone."""
+    cfg = _with_quant(tmp_path, name, edit)
+    refused = _weights(cfg).refused or ""
+    assert f"vision tower quantized (visual.{layer})" in refused, refused
+    assert not _weights(cfg, language_model_only=True).refused
+
+
+@pytest.mark.parametrize("skip", [["lm_head", "visual"], ["lm_head", "model.visual"]])
+def test_fp8_tower_skipped_by_exact_names_only(tmp_path: Path, skip: list[str]) -> None:
+    """Plain fp8 matches ``modules_to_not_convert`` exactly (``Fp8Config``'s match mode): a bare
+    ``visual`` / ``model.visual`` skips no tower layer, vLLM quantizes the tower (probed on 0.28.0,
+    RTX 4090, TP 1: 260 ``Fp8LinearMethod`` layers, 10,288,044,544 bytes, where the tower left in
+    bfloat16 would be 10,859,381,760); dryboot refuses the quantized tower by name."""
+    cfg = _with_quant(
+        tmp_path, "Qwen--Qwen3-VL-8B-Instruct+FP8-block", lambda qc: {**qc, "modules_to_not_convert": skip}
+    )
+    refused = _weights(cfg).refused or ""
+    assert "vision tower quantized (visual.blocks.0.attn.qkv)" in refused, refused
+
+
+def test_awq_gptq_prefixed_names_mapped_as_vllm_maps_them(tmp_path: Path) -> None:
+    """``model.visual.`` / ``model.language_model.`` prefixed entries of AWQ's and GPTQ's substring
+    lists are rewritten as the wrapper's ``hf_to_vllm_mapper`` rewrites them: the same figure as the
+    recorded bare names."""
+    assert qwen3_vl.substring_module_name("model.visual.blocks") == "visual.blocks"
+    assert qwen3_vl.substring_module_name("model.language_model.layers.0.mlp") == "model.layers.0.mlp"
+    assert qwen3_vl.substring_module_name("model.visual") == "model.visual"
+    assert qwen3_vl.substring_module_name("visual") == "visual"
+    name = "Qwen--Qwen3-VL-8B-Instruct+AWQ-g128"
+    cfg = _with_quant(tmp_path, name, lambda qc: {**qc, "modules_to_not_convert": ["model.visual."]})
+    want = RECORDED["0.28.0"][f"{name} RTX 4090 --tensor-parallel-size 1"]["allocated_bytes"]
+    assert _weights(cfg).stages[0].allocated_bytes == want
+
+
 def test_checkpoint_names_mapped_as_vllm_maps_them() -> None:
     """``model.visual.X`` is vLLM's ``visual.X``, ``model.language_model.X`` the text walk's
     ``model.X`` (``hf_to_vllm_mapper``); patterns and other names unchanged."""
@@ -110,12 +169,10 @@ def test_unrecorded_stays_refused_by_name(tmp_path: Path) -> None:
     assert "checked on vLLM 0.28.0, 0.30.0, 0.33.0 only" in (_weights(cfg, vllm_version="0.31.0").refused or "")
     assert "SM 8.6, 8.9, 9.0 only" in (_weights(cfg, compute_capability=(10, 0), sm_count=148).refused or "")
     assert "pipeline or expert" in (_weights(cfg, pp=2).refused or "")
-    awq = _with_quant(
-        tmp_path,
-        "Qwen--Qwen3-VL-8B-Instruct+CT-W4A16-g128",
-        lambda qc: {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
-    )
-    assert "plain fp8 [128, 128] blocks and compressed-tensors symmetric W4A16 only" in (_weights(awq).refused or "")
+    act_order = _with_quant(tmp_path, "Qwen--Qwen3-VL-8B-Instruct+GPTQ-g128", lambda qc: {**qc, "desc_act": True})
+    assert "4-bit GPTQ without act-order only" in (_weights(act_order).refused or "")
+    eight = _with_quant(tmp_path, "Qwen--Qwen3-VL-30B-A3B-Instruct+GPTQ-g128", lambda qc: {**qc, "bits": 8})
+    assert "4-bit GPTQ without act-order only" in (_weights(eight).refused or "")
     moe = qv.CONFIGS / "Qwen--Qwen3-VL-30B-A3B-Instruct+FP8-block"
     refused = _weights(moe, tp=4).refused or ""
     assert "intermediate size per rank (192) is not divisible by the block" in refused, refused

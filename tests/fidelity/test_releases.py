@@ -1281,6 +1281,10 @@ NO_FLIP_CASE = {
     # pinned by tests/test_vllm_yarn_max_len.py (vLLM 0.28.0 / 0.30.0 / 0.33.0's answers for a
     # Qwen3-8B config with Qwen's YaRN block, recorded by the e2e oracle)
     "yarn_max_len_prescaled": "no recorded case of this table has a YaRN config whose positions differ from its scaled length",
+    # pinned by test_weights_hy_v4.py::test_dense_layers_switch_is_needed (0.29.0 / 0.30.0's weights records)
+    # and test_hy_v4.py::test_switch_is_needed (its KV records on 0.30.0 / 0.31.0 / 0.32.0)
+    "hy_v4_dense_layers": "the HY V4 records (data/hy-v4/, data/weights/recorded-<release>-hy-v4*.json) pin it",
+    "hy_v4_indexed_layer_type": "the HY V4 KV records (data/hy-v4/: the indexed config on 0.31.0 / 0.32.0) pin it",
 }
 
 

@@ -1,11 +1,13 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0: ``model_executor/models/hy_v4.py``)
-against vLLM's own figures: parameter, buffer and allocated bytes of each pipeline stage's rank 0.
-Needs no vLLM.
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.29.0, 0.30.0, 0.32.0, 0.33.0:
+``model_executor/models/hy_v4.py``) against vLLM's own figures: parameter, buffer and allocated
+bytes of each pipeline stage's rank 0. Needs no vLLM. On 0.29.0 / 0.30.0 every layer is built dense
+MLA whatever ``layer_types`` says (switch ``hy_v4_dense_layers``): no indexer, every sink bfloat16,
+``indexer_types`` not read (``hyv4-indexers-short`` served).
 
 Recorded in each release's boot environment with ``RECORD_WEIGHTS_WORKSPACE=1`` (the worker's workspace
 manager first: the sparse MLA backend reserves its workspace at construction):
 ``recorded-<release>-hy-v4.json`` by ``record_weights.py --tiny HYV4ForCausalLM`` (its TP 1 case
-also in ``recorded-<release>-sweep.json``), and ``recorded-<release>-hy-v4-configs.json`` over the KV
+also in ``recorded-<release>-sweep.json``, 0.30.0+), and ``recorded-<release>-hy-v4-configs.json`` over the KV
 tests' variants and two of the weights' own (``hyv4-dense-plain``: dense MLA only, no iHC,
 headwise gates, no sink, dense MLPs on layers 0 and 2; ``hyv4-mixed-gateless``: dense MLA layers
 between sparse ones, explicit ``indexer_types``, no gate, three iHC channels) (``data/hy-v4/configs/*.json``,
@@ -15,6 +17,7 @@ case vLLM builds matches; a case vLLM refuses is refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from weights_records import assert_stages, int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
+from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +35,9 @@ DATA = HERE / "data" / "weights"
 ARCH = "HYV4ForCausalLM"
 TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
 VARIANTS = HERE / "data" / "hy-v4" / "configs"
-RELEASES = ("0.32.0", "0.33.0")
+RELEASES = ("0.29.0", "0.30.0", "0.32.0", "0.33.0")
+#: the releases that build every layer dense MLA (``VersionRules.hy_v4_dense_layers``)
+DENSE_RELEASES = ("0.29.0", "0.30.0")
 FILES = tuple(f"recorded-{v}-hy-v4{part}.json" for v in RELEASES for part in ("", "-configs"))
 DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
 RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
@@ -65,7 +71,7 @@ def test_recorded() -> None:
         name: 7 if "configs" not in name else sum(1 for row in DOCS[name]["cases"].values() if row["ok"])
         for name in FILES
     }
-    for v in RELEASES:
+    for v in RELEASES[1:]:  # 0.29.0 has no sweep record
         sweep = json.loads((DATA / f"recorded-{v}-sweep.json").read_text())["cases"]
         cid = f"arch--{ARCH} --tensor-parallel-size 1"
         tiny = DOCS[f"recorded-{v}-hy-v4.json"]["cases"][cid]
@@ -81,12 +87,33 @@ def test_matches_vllm(name: str, cid: str) -> None:
     assert_stages(row, lambda stage: _rank(row, stage, version))
 
 
-def test_dense_variants_recorded_on_both_releases() -> None:
-    """Every dense and mixed variant is recorded served on 0.32.0 and 0.33.0 at TP 1 / 2 / 4 / 8,
-    EP at TP 2 / 8 and TP 2 x PP 3 (28 cases a release)."""
+def test_dense_variants_recorded_on_every_release() -> None:
+    """Every dense and mixed variant is recorded served on each release at TP 1 / 2 / 4 / 8, EP at
+    TP 2 / 8 and TP 2 x PP 3 (28 cases a release); every variant is served on 0.29.0 / 0.30.0 (75
+    cases), the short ``indexer_types`` refused (7 cases) on 0.32.0 / 0.33.0 only."""
     for v in RELEASES:
-        rows = [r for r in DOCS[f"recorded-{v}-hy-v4-configs.json"]["cases"].values() if r["config"] in DENSE]
+        cases = DOCS[f"recorded-{v}-hy-v4-configs.json"]["cases"].values()
+        rows = [r for r in cases if r["config"] in DENSE]
         assert len(rows) == 28 and all(r["ok"] for r in rows), v
+        refused = {r["config"] for r in cases if not r["ok"]}
+        assert refused == (set() if v in DENSE_RELEASES else {"hyv4-indexers-short"}), v
+
+
+@pytest.mark.parametrize("version", DENSE_RELEASES)
+def test_dense_releases_build_every_layer_dense(version: str) -> None:
+    """On 0.29.0 / 0.30.0 the all-sparse config is built as its every-layer-dense reading: vLLM's
+    figure is the same config with ``layer_types`` left out (no indexer, the sinks bfloat16), sized
+    without a GPU; 0.32.0 builds the indexers and float32 sinks (more bytes)."""
+    doc = DOCS[f"recorded-{version}-hy-v4-configs.json"]["cases"]
+    cid = "hyv4-sparse --tensor-parallel-size 1"
+    sparse = _rank(doc[cid], 0, version, capability=None)
+    assert sparse.param_bytes == doc[cid]["param_bytes"]
+    dense = json.loads((VARIANTS / "hyv4-sparse.json").read_text())
+    dense.pop("layer_types")
+    par = Parallel(vllm_version=version)
+    assert rank_weights(dense, par, max_num_batched_tokens=8192).param_bytes == sparse.param_bytes
+    later = DOCS["recorded-0.32.0-hy-v4-configs.json"]["cases"][cid]["param_bytes"]
+    assert later > sparse.param_bytes
 
 
 def test_dense_only_needs_no_gpu() -> None:
@@ -110,10 +137,8 @@ def test_other_layer_types_refused_by_name() -> None:
     [
         (None, "0.33.0", "name the GPU"),
         ((8, 0), "0.32.0", "not recorded"),
-        # the KV cache is planned there (issue 37), the weights not recorded: the registry guard's reasons
+        # the KV cache is planned there (issue 37), the weights not recorded: the registry guard's reason
         ((9, 0), "0.31.0", "0.31.0: HYV4ForCausalLM's weights on this release are not modelled .*k_norm"),
-        ((9, 0), "0.30.0", "0.30.0: HYV4ForCausalLM's weights on this release are not modelled .*dense MLA"),
-        ((9, 0), "0.29.0", "0.29.0: HYV4ForCausalLM's weights .*renames the sparse layer type"),
         ((9, 0), "0.28.0", "vLLM 0.28.0's registry has no HYV4ForCausalLM"),
     ],
 )
@@ -121,3 +146,16 @@ def test_refused_by_name(capability: tuple[int, int] | None, version: str, words
     par = Parallel(capability=capability, vllm_version=version)
     with pytest.raises(InputError, match=words):
         rank_weights(json.loads(TINY.read_text()), par, max_num_batched_tokens=8192)
+
+
+@pytest.mark.parametrize(("version", "flipped"), [("0.30.0", False), ("0.32.0", True)])
+def test_dense_layers_switch_is_needed(version: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flipping ``hy_v4_dense_layers`` breaks the release's recorded all-sparse case."""
+    rules = versions.rules_for(version)
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, hy_v4_dense_layers=flipped))
+    versions.rules_for.cache_clear()
+    try:
+        row = DOCS[f"recorded-{version}-hy-v4-configs.json"]["cases"]["hyv4-sparse --tensor-parallel-size 1"]
+        assert _rank(row, 0, version).param_bytes != row["param_bytes"]
+    finally:
+        versions.rules_for.cache_clear()

@@ -279,6 +279,12 @@ class VersionRules:
         entries of ``layer_types``, its config read by transformers' ``MuseGlimmerTextConfig``
         (0.33.0: ``muse_glimmer.py`` ``MuseGlimmerAttention``); ``False``: the RoPE layers,
         ``no_rope_layers[i] == 1``, its config read by vLLM's own class (0.28.0-0.30.0 recorded).
+    :param hy_v4_dense_layers: HY V4 builds every layer dense MLA whatever ``layer_types`` says
+        (0.29.0, 0.30.0: their transformers, 5.19 / 5.24, renames ``deepseek_sparse_attention`` to
+        ``indexed_attention`` when the config is read, which their ``HYV4MLAAttention``'s sparse
+        layer types lack); recorded, KV cache and weights (``models/hy_v4.py``).
+    :param hy_v4_indexed_layer_type: HY V4's config validation takes ``indexed_attention`` as a
+        layer type, a sparse one (0.32.0+; 0.31.0's transformers refuses the config, recorded).
     """
 
     version: str
@@ -346,6 +352,8 @@ class VersionRules:
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
+    hy_v4_dense_layers: bool = False
+    hy_v4_indexed_layer_type: bool = False
 
 
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
@@ -435,6 +443,7 @@ _V029 = replace(
     # get_kv_cache_spec)
     kda_prefill_checkpoints=True,
     hunyuan_transformers_backend=True,
+    hy_v4_dense_layers=True,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
@@ -475,6 +484,7 @@ _V031 = replace(
     _V030,
     version="0.31.0",
     v1_runner_refuses=frozenset({"dspark", "mixed_dflash"}),
+    hy_v4_dense_layers=False,
     # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
     unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
@@ -496,6 +506,7 @@ _V032 = replace(
     _V031,
     version="0.32.0",
     v2_runner_lacks_mamba_all=False,
+    hy_v4_indexed_layer_type=True,
     sparse_mla_pool_row_aligned=False,
     kernel_block_stride_alignment=True,
     input_norm_towers=frozenset(

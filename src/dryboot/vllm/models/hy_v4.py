@@ -37,9 +37,9 @@ gives ``deepseek_sparse_attention`` when a config is read. On 0.29.0 / 0.30.0 (t
 5.24) every sparse layer type is so renamed: every layer is dense MLA whatever ``layer_types`` says
 (no indexer, no ``indexer_types`` check, the sink dropped; a named sparse backend refused as for any
 dense MLA model). On 0.31.0 (transformers 5.17) the layers are built as on 0.32.0, but its
-``layer_types`` validation refuses ``indexed_attention``. The weights are sized on 0.32.0 / 0.33.0
-only (0.29.0 / 0.30.0 dense, 0.31.0's indexer ``k_norm`` in the model dtype: not recorded, refused by
-name).
+``layer_types`` validation refuses ``indexed_attention``. The weights are sized on 0.29.0, 0.30.0
+(every layer dense), 0.32.0 and 0.33.0 (0.31.0's indexer ``k_norm`` in the model dtype: not recorded,
+refused by name).
 
 Not modelled (refused by name): dense beside sparse layers in one model (two MLA backends in one
 group); the MTP drafter (``HYV4MTPModel``). The weights are sized in
@@ -58,7 +58,7 @@ from dryboot.vllm.dtypes import torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size, sparse_layers
-from dryboot.vllm.versions import VersionRules, rules_for
+from dryboot.vllm.versions import VersionRules, rules_for, version_key
 
 #: ``HYV4Config``'s defaults for the fields read here (the weights walk adds its own to them)
 DEFAULTS: dict[str, Any] = {
@@ -85,15 +85,10 @@ SPARSE_TYPES = frozenset({"deepseek_sparse_attention", "sparse_attention", "spar
 DENSE_TYPE = "full_attention"
 #: transformers' name of a sparse layer (``layer_types``)
 INDEXED_TYPE = "indexed_attention"
-#: the releases whose config validation takes :data:`INDEXED_TYPE` (their transformers' allowed
-#: layer types name it; 0.31.0's refuses the config, recorded)
-INDEXED_RELEASES = ("0.32.0", "0.33.0")
-#: the releases that build every HY V4 layer dense MLA, whatever ``layer_types`` says (recorded: their
-#: transformers, 5.19 / 5.24, renames ``deepseek_sparse_attention`` to ``indexed_attention`` when the config
-#: is read, which their ``HYV4MLAAttention``'s sparse layer types lack)
-DENSE_RELEASES = ("0.29.0", "0.30.0")
-#: the releases that build its layers as ``layer_types`` says (vLLM's own ``HYV4Config``)
-SPARSE_RELEASES = ("0.31.0", "0.32.0", "0.33.0")
+#: the first release whose registry lists ``HYV4ForCausalLM`` (which releases build every layer dense
+#: MLA, and which take :data:`INDEXED_TYPE`: the switches ``hy_v4_dense_layers`` and
+#: ``hy_v4_indexed_layer_type`` of :class:`~dryboot.vllm.versions.VersionRules`)
+FIRST_RELEASE = "0.29.0"
 #: the backend a sparse layer with a learned sink hands itself (``HYV4FlashMLASparseBackend``)
 SINK_BACKEND = "FLASHMLA_SPARSE"
 #: compute capability majors FLASHMLA_SPARSE serves (``supports_compute_capability``)
@@ -214,14 +209,14 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
         transformers' ``layer_types`` validation (``validate_layer_type``) does not take it, so the
         config does not load (0.32.0+ take it as a sparse layer; 0.29.0 / 0.30.0 as dense)."""
     extra = extra_of(model, SparseLayers)
-    if extra is None or rules.version in DENSE_RELEASES:
+    if extra is None or rules.hy_v4_dense_layers:
         return reading(model, rules.version)
-    if rules.version not in SPARSE_RELEASES:
+    if version_key(rules.version) < version_key(FIRST_RELEASE):
         return model  # not in the release's registry (refused as such)
     if extra.refusal is not None:
         where, reason = extra.refusal
         raise InputError(model.source, where or None, reason)
-    if extra.indexed and rules.version not in INDEXED_RELEASES:
+    if extra.indexed and not rules.hy_v4_indexed_layer_type:
         raise InputError(
             model.source,
             "layer_types",
@@ -233,10 +228,11 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
 
 
 def reading(model: ModelGeometry, version: str) -> ModelGeometry:
-    """``model`` as vLLM ``version`` builds it: on :data:`DENSE_RELEASES` its every-layer-dense
-    reading, elsewhere as read (the hooks that see the model before :func:`for_release` ask it)."""
+    """``model`` as vLLM ``version`` builds it: where it builds every layer dense MLA (switch
+    ``hy_v4_dense_layers``: 0.29.0, 0.30.0) its every-layer-dense reading, elsewhere as read (the
+    hooks that see the model before :func:`for_release` ask it)."""
     extra = extra_of(model, SparseLayers)
-    if extra is not None and extra.dense is not None and version in DENSE_RELEASES:
+    if extra is not None and extra.dense is not None and rules_for(version).hy_v4_dense_layers:
         return extra.dense
     return model
 

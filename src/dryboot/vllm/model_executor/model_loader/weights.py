@@ -1120,14 +1120,10 @@ def checkpoint_rank_weights(
 #: (LongCat-Flash on 0.31.0, 56 layers built from the 2-layer tiny config, is read as that release
 #: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``; the timm wrappers are
 #: recorded in each release's ``-mm`` boot environment.) Kimi-K3 (0.27.1-0.33.0) is recorded on every
-#: release that serves it. HY V4's KV cache is planned on 0.29.0-0.31.0 too (``models/hy_v4.py``), its
-#: weights recorded on 0.32.0 / 0.33.0 only.
+#: release that serves it. HY V4's KV cache is planned on 0.29.0-0.33.0, its weights recorded on
+#: 0.29.0, 0.30.0 (every layer dense MLA), 0.32.0 and 0.33.0.
 RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
     "HYV4ForCausalLM": {
-        **dict.fromkeys(
-            ("0.29.0", "0.30.0"),
-            "every layer built dense MLA: the release's transformers renames the sparse layer type; not recorded",
-        ),
         "0.31.0": "HYV4MLAAttention builds the indexer's k_norm in the model dtype, not float32; not recorded",
     },
 }

@@ -1,7 +1,10 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0: ``vllm/models/hy_v4/nvidia/model.py``,
-config class ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``): its layers sparse (DSA)
-where ``layer_types`` names a sparse type, dense MLA where it says ``full_attention`` or is left
-out (``HYV4MLAAttention``'s ``requested_sparse``).
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.29.0, 0.30.0, 0.32.0, 0.33.0:
+``vllm/models/hy_v4/nvidia/model.py``, config class ``HYV4Config``,
+``transformers_utils/configs/hy_v4.py``): its layers sparse (DSA) where ``layer_types`` names a
+sparse type, dense MLA where it says ``full_attention`` or is left out (``HYV4MLAAttention``'s
+``requested_sparse``); on 0.29.0 / 0.30.0 every layer dense MLA whatever ``layer_types`` says
+(their transformers renames the sparse layer type: switch ``hy_v4_dense_layers``, the KV cache's
+reading in ``models/hy_v4.py``), so no indexer and every sink bfloat16.
 
 Per layer: ``input_layernorm`` and ``post_attention_layernorm`` ``[H]``; the gated MLA
 (``attention.py`` ``HYV4MLAAttention``): ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]``
@@ -27,9 +30,10 @@ m H]``, ``hc_head_base`` ``[m]``, ``hc_head_scale`` ``[1]``, float32) and the LM
 last.
 
 Refused by name: layer types other than ``full_attention`` and the sparse ones, rope types other
-than ``default``, a tied head, quantized checkpoints and checkpoint headers, the sink on a GPU or KV dtype not recorded,
-other releases. The optional ``hpc`` package (its rope-norm module keeps a float32 table; absent
-from the vLLM wheel) is assumed absent, as in the oracle."""
+than ``default``, a tied head, quantized checkpoints and checkpoint headers, the sink on a GPU or
+KV dtype not recorded, other releases (0.31.0: its indexer's ``k_norm`` in the model dtype, not
+recorded). The optional ``hpc`` package (its rope-norm module keeps a float32 table; absent from
+the vLLM wheel) is assumed absent, as in the oracle."""
 
 from __future__ import annotations
 
@@ -41,13 +45,13 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 from dryboot.vllm.models.hy_v4 import DEFAULTS as GEOMETRY_DEFAULTS
 from dryboot.vllm.models.hy_v4 import (
-    DENSE_RELEASES,
     DENSE_TYPE,
     SINK_BACKEND_KV_DTYPES,
     SINK_BACKEND_MAJORS,
     SPARSE_TYPES,
     default_indexer_types,
 )
+from dryboot.vllm.versions import rules_for
 
 #: ``HYV4Config``'s defaults of the keys the walk reads: the geometry's and the MLP's, iHC's and the head's
 DEFAULTS: dict[str, Any] = {
@@ -63,14 +67,19 @@ DEFAULTS: dict[str, Any] = {
     "gating_type": "elementwise",
     "tie_word_embeddings": False,
 }
-#: the releases whose ``models/hy_v4`` this module sizes (recorded)
-RELEASES = ("0.32.0", "0.33.0")
+#: the releases whose ``models/hy_v4`` this module sizes (recorded; 0.29.0 / 0.30.0 build every layer
+#: dense MLA: switch ``hy_v4_dense_layers``)
+RELEASES = ("0.29.0", "0.30.0", "0.32.0", "0.33.0")
 
 
-def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[bool, ...], tuple[str, ...], tuple[str, ...]]:
+def _layer_kinds(
+    c: Mapping[str, Any], n: int, dense_only: bool = False
+) -> tuple[tuple[bool, ...], tuple[str, ...], tuple[str, ...]]:
     """(sparse per layer, ``indexer_types``, ``mlp_layer_types``) as ``HYV4Config`` fills them in:
     a layer is sparse where ``layer_types`` names a sparse type (``HYV4MLAAttention``'s
-    ``requested_sparse``), dense MLA where it says ``full_attention`` or is left out.
+    ``requested_sparse``), dense MLA where it says ``full_attention`` or is left out; under
+    ``dense_only`` (switch ``hy_v4_dense_layers``) every layer is dense and ``indexer_types`` is
+    not read (no sparse layer calls ``compute_skip_topk_layers``).
 
     :raises InputError: lists of another length or other entries (``indexer_types``: vLLM's
         ``compute_skip_topk_layers`` ValueErrors)."""
@@ -86,7 +95,8 @@ def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[bool, ...], tuple[
             f"one of {DENSE_TYPE} or a sparse type per layer ({n}): HY V4's other layer types are not modelled",
         )
     idx = c.get("indexer_types")
-    idx = default_indexer_types(n) if idx is None else idx
+    idx = default_indexer_types(n) if idx is None or dense_only else idx
+    sparse = (False,) * n if dense_only else sparse
     mlp = c.get("mlp_layer_types")
     mlp = ["dense"] * min(1, n) + ["sparse"] * max(n - 1, 0) if mlp is None else mlp
     if isinstance(idx, (list, tuple)) and len(idx) != n:
@@ -176,17 +186,13 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: what the module docstring names, sizes TP does not divide, TP above the
         experts (vLLM's ValueError), no ``max_num_batched_tokens``."""
-    if par.vllm_version not in RELEASES:
-        how = (
-            "builds every layer dense MLA (its transformers renames the sparse layer type)"
-            if par.vllm_version in DENSE_RELEASES
-            else "builds the indexer's k_norm in the model dtype, not float32"
-        )
+    rules = rules_for(par.vllm_version)
+    if rules.version not in RELEASES:
         raise InputError(
             "--vllm",
             None,
-            f"HY V4's weights are recorded on vLLM {' / '.join(RELEASES)} only (vLLM {par.vllm_version} {how}: "
-            "not recorded)",
+            f"HY V4's weights are recorded on vLLM {', '.join(RELEASES)} only (vLLM {par.vllm_version} builds "
+            "the indexer's k_norm in the model dtype, not float32: not recorded)",
         )
     c, ab = unquantized(config, args, DEFAULTS, untied="HY V4")
     rope = c.get("rope_parameters") or {}
@@ -195,7 +201,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     if args.max_num_batched_tokens is None:
         raise InputError("--max-num-batched-tokens", None, "HY V4's top-k indices buffer has one row per batched token")
     n = W._int(c, "num_hidden_layers")
-    sparse, idx, mlp = _layer_kinds(c, n)
+    sparse, idx, mlp = _layer_kinds(c, n, rules.hy_v4_dense_layers)
     h = W._int(c, "hidden_size")
     m = W._int(c, "hc_mult") if c.get("enable_ihc") else 0
     vocab_r = W.padded_vocab_per_rank(W._int(c, "vocab_size"), par.tp)

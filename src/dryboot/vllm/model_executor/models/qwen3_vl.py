@@ -12,10 +12,15 @@ Recorded by the meta-device oracle, which counts list-held tensors (``record_wei
 
 Quantized (:func:`quantized_walk`): the language model through the text walk under the
 checkpoint's method (plain fp8 blocks: ``Fp8LinearMethod`` / the fp8 MoE method per SM;
-compressed-tensors W4A16: Marlin's / the WNA16 MoE method's repacked layout), the module names of
-``modules_to_not_convert`` / ``ignore`` read as vLLM maps them (``hf_to_vllm_mapper`` through the
-quant config's ``apply_vllm_mapper``), the vision tower in the model dtype: a checkpoint that
-quantizes any tower linear layer is refused by name (its quantized tower is not modelled).
+compressed-tensors W4A16: Marlin's / the WNA16 MoE method's repacked layout; AWQ and GPTQ 4-bit:
+``AutoAWQConfig`` / ``AutoGPTQConfig``, repacked to the mixed-precision kernel vLLM picks per SM
+(Marlin, Machete, Humming on 0.33 SM 9.0) and their MoE methods for the experts), the module names
+of ``modules_to_not_convert`` / ``ignore`` / ``modules_in_block_to_quantize`` read as vLLM maps them
+(``hf_to_vllm_mapper`` through the quant config's ``apply_vllm_mapper``), the vision tower in the
+model dtype: a checkpoint that quantizes any tower linear layer (AWQ: no entry of
+``modules_to_not_convert`` a substring of the layer's name; GPTQ: an entry of
+``modules_in_block_to_quantize`` is, or the list is absent) is refused by name (its quantized tower
+is not modelled).
 Checked by ``quant_cases_qwen3vl.py`` on :data:`QUANT_RELEASES`, SM :data:`QUANT_SMS`."""
 
 from __future__ import annotations
@@ -186,17 +191,42 @@ QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
 QUANT_SMS = (86, 89, 90)
 #: the quantization config's keys that list module names left unquantized
 _IGNORE_KEYS = ("ignore", "ignored_layers", "modules_to_not_convert")
+#: the wrapper's ``hf_to_vllm_mapper`` prefixes (``qwen3_vl.py``), checkpoint -> vLLM module names: the
+#: tower's, and the text model's as the text walk names it
+_TOWER_PREFIX = ("model.visual.", "visual.")
+_TEXT_PREFIX = ("model.language_model.", "model.")
+
+
+def substring_module_name(name: str) -> str:
+    """A module name of AWQ's ``modules_to_not_convert`` or GPTQ's ``modules_in_block_to_quantize``
+    (both matched as substrings of vLLM's layer names) as the wrapper's ``hf_to_vllm_mapper``
+    rewrites it (``apply_vllm_mapper``): a name starting ``model.visual.`` becomes ``visual.``, one
+    starting ``model.language_model.`` the text walk's ``model.``; any other name unchanged (a bare
+    ``visual``, ``self_attn.q_proj``; also ``model.visual`` without its dot, which then matches no
+    tower layer)."""
+    for ckpt, model in (_TOWER_PREFIX, _TEXT_PREFIX):
+        if name.startswith(ckpt):
+            return model + name[len(ckpt) :]
+    return name
 
 
 def vllm_quant_config(qc: Mapping[str, Any]) -> dict[str, Any]:
-    """``quantization_config`` with its ignore lists' names as vLLM maps them onto its modules
-    (``hf_to_vllm_mapper``: ``model.visual.X`` is ``visual.X``, ``model.language_model.X`` the text
-    walk's ``model.X``; :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.checkpoint_module_name`)."""
+    """``quantization_config`` with its module lists' names as vLLM maps them onto its modules
+    (``hf_to_vllm_mapper``): the ignore lists of fp8 and compressed-tensors (``model.visual.X`` is
+    ``visual.X``, ``model.language_model.X`` the text walk's ``model.X``;
+    :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.checkpoint_module_name`), AWQ's
+    and GPTQ's substring lists (:func:`substring_module_name`; GPTQ's nested lists flattened)."""
     out = dict(qc)
+    substrings = qc.get("quant_method") in ("awq", "gptq")
     for key in _IGNORE_KEYS:
         names = qc.get(key)
         if isinstance(names, list):
-            out[key] = [checkpoint_module_name(str(n)) if isinstance(n, str) else n for n in names]
+            rename = substring_module_name if substrings else checkpoint_module_name
+            out[key] = [rename(str(n)) if isinstance(n, str) else n for n in names]
+    blocks = qc.get("modules_in_block_to_quantize")
+    if substrings and isinstance(blocks, list):
+        flat = [m for item in blocks for m in (item if isinstance(item, list) else [item])]
+        out["modules_in_block_to_quantize"] = [substring_module_name(m) if isinstance(m, str) else m for m in flat]
     return out
 
 
@@ -218,19 +248,27 @@ def tower_linears(vision: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _recorded_method(quant: W.Quant) -> bool:
-    """Plain fp8 with ``[128, 128]`` blocks, or compressed-tensors symmetric 4-bit weight-only
-    integers (the layouts recorded)."""
+    """Plain fp8 with ``[128, 128]`` blocks, compressed-tensors symmetric 4-bit weight-only
+    integers, AWQ (4-bit, zero points) or GPTQ (4-bit symmetric) without act-order (the layouts
+    recorded; AWQ / GPTQ repacked to Marlin per SM)."""
     if quant.method == "fp8":
         return quant.block == (128, 128)
     w = quant.wna16
-    return w is not None and w.packing == "ct" and w.scheme.bits == 4 and w.scheme.sym
+    if w is None or w.scheme.bits != 4 or w.desc_act:
+        return False
+    return w.scheme.sym if w.packing in ("ct", "gptq") else w.packing == "awq" and not w.scheme.sym
 
 
 def _tower_quantized(quant: W.Quant, vision: Mapping[str, Any]) -> str | None:
-    """The first tower linear layer the (vLLM-named) quantization config quantizes, else ``None``."""
+    """The first tower linear layer the (vLLM-named) quantization config quantizes, else ``None``.
+    Plain fp8 skips a layer only when ``modules_to_not_convert`` names it exactly (``Fp8Config``'s
+    ``ignored_layers_match_mode`` ``exact``, 0.28.0-0.33.0: a bare ``visual`` or ``model.visual``
+    leaves the tower quantized, recorded on 0.28.0)."""
     for name in tower_linears(vision):
         if quant.wna16 is not None:
             quantized = quant.wna16.layer_scheme(name) is not None
+        elif quant.method == "fp8":
+            quantized = name not in quant.ignored
         else:
             quantized = not W._is_ignored(quant, name)
         if quantized:
@@ -259,8 +297,8 @@ def quantized_walk(family: Family) -> Family:
             raise InputError(
                 "quantization_config",
                 "quant_method",
-                f"{quant.method} {arch} layouts are not modelled (plain fp8 [128, 128] blocks and "
-                "compressed-tensors symmetric W4A16 only)",
+                f"{quant.method} {arch} layouts are not modelled (plain fp8 [128, 128] blocks, "
+                "compressed-tensors symmetric W4A16, 4-bit AWQ and 4-bit GPTQ without act-order only)",
             )
         why = quant_scope_refusal(arch, quant.method, par, QUANT_RELEASES, QUANT_SMS)
         if why is not None:
