@@ -31,7 +31,7 @@ config leaving out every defaultable key (``tests/fidelity/test_architectures.py
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -778,37 +778,6 @@ LLAMA4: dict[str, tuple[str, dict[str, Any]]] = {
     )
     for arch, file in (("Llama4ForCausalLM", "llama4.py"), ("Llama4ForConditionalGeneration", "mllama4.py"))
 }
-
-
-#: the multimodal wrappers of this table whose config class fills the vision config the profile run
-#: encodes with: transformers' ``Llama4Config`` builds ``Llama4VisionConfig()`` where config.json
-#: has no ``vision_config`` (the aiconfigurator copies of Llama-4 Scout and Maverick), and
-#: ``Qwen3VLConfig`` / ``Qwen3VLMoeConfig`` default what a ``vision_config`` leaves out
-#: (``deepstack_visual_indexes`` [8, 16, 24]: the published Qwen3-VL-235B-A22B-Thinking lists none)
-_VISION_CONFIG_CLASSES = {
-    ("Llama4ForConditionalGeneration", "llama4"): "mllama4",
-    ("Qwen3VLForConditionalGeneration", "qwen3_vl"): "qwen3_vl",
-    ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe"): "qwen3_vl",
-}
-
-
-def forward_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The ``forward_config`` hook (``registry.Family``): for a wrapper of
-    :data:`_VISION_CONFIG_CLASSES` (its architecture, and the ``model_type`` that picks the config
-    class), ``config`` with the ``vision_config`` that class gives
-    vLLM's tower (``mllama4.vision_config``: an empty one where the file has none, its widths then
-    ``Llama4VisionConfig``'s defaults; ``qwen3_vl.vision_config``: the file's over
-    ``Qwen3VLVisionConfig``'s defaults); ``config`` itself for every other architecture."""
-    names = config.get("architectures")
-    arch = str(names[0]) if isinstance(names, list) and names else ""
-    module = _VISION_CONFIG_CLASSES.get((arch, str(config.get("model_type") or "")))
-    if module is None:
-        return config
-    # at call: the weights walk (model_executor) imports this package
-    from dryboot.vllm.model_executor.models import mllama4, qwen3_vl
-
-    vision = (mllama4 if module == "mllama4" else qwen3_vl).vision_config(config)
-    return {**config, "vision_config": vision}
 
 
 def _llama4(f: ConfigFields, architecture: str) -> ModelGeometry:

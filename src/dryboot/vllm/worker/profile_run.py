@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.models import mllama4, qwen3_vl
 from dryboot.vllm.models.registry import ARCHITECTURES
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
@@ -179,7 +180,7 @@ def forward_shape(
     names = config.get("architectures")
     family = ARCHITECTURES.get(str(names[0])) if isinstance(names, list) and names else None
     if family is not None:
-        config = family.forward_config(config)
+        config = family.forward_config(with_class_vision_config(config))
     cfg: Mapping[str, Any] = config
     for key in ("text_config", "language_config", "llm_config"):
         sub = config.get(key)
@@ -281,6 +282,31 @@ def encoder_profiled(
 
 def _release_key(release: str) -> tuple[int, ...]:
     return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
+
+
+#: the multimodal wrappers whose config class fills the vision config the profile run encodes with:
+#: transformers' ``Llama4Config`` builds ``Llama4VisionConfig()`` where config.json has no
+#: ``vision_config`` (the aiconfigurator copies of Llama-4 Scout and Maverick), and ``Qwen3VLConfig`` /
+#: ``Qwen3VLMoeConfig`` default what a ``vision_config`` leaves out (``deepstack_visual_indexes``
+#: [8, 16, 24]: the published Qwen3-VL-235B-A22B-Thinking lists none); keyed by architecture and the
+#: ``model_type`` that picks the config class
+_VISION_CONFIG_CLASSES = {
+    ("Llama4ForConditionalGeneration", "llama4"): mllama4.vision_config,
+    ("Qwen3VLForConditionalGeneration", "qwen3_vl"): qwen3_vl.vision_config,
+    ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe"): qwen3_vl.vision_config,
+}
+
+
+def with_class_vision_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``config`` with the ``vision_config`` its config class gives vLLM's tower, for a wrapper of
+    :data:`_VISION_CONFIG_CLASSES` (``mllama4.vision_config``: an empty one where the file has none, its
+    widths then ``Llama4VisionConfig``'s defaults; ``qwen3_vl.vision_config``: the file's over
+    ``Qwen3VLVisionConfig``'s defaults), the same readers the weights walk uses; ``config`` itself for
+    every other architecture."""
+    names = config.get("architectures")
+    arch = str(names[0]) if isinstance(names, list) and names else ""
+    read = _VISION_CONFIG_CLASSES.get((arch, str(config.get("model_type") or "")))
+    return config if read is None else {**config, "vision_config": read(config)}
 
 
 def padded_vocab(vocab: int) -> int:
