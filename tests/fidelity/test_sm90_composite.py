@@ -20,7 +20,7 @@ import e2e_harness as H
 import sm90_composite_cases as S
 
 from dryboot.vllm import versions
-from dryboot.vllm.backends import BACKENDS, AttentionSelectorConfig, default_backend, invalid_reasons
+from dryboot.vllm.backends import BACKENDS, AttentionBackend, AttentionSelectorConfig, default_backend, invalid_reasons
 
 pytestmark = pytest.mark.fidelity
 
@@ -167,3 +167,15 @@ def test_every_release_is_recorded_and_vllm_picks_the_composite() -> None:
             ids = [c["id"] for c in S.cases(gpu)]
             assert set(ids) <= set(rec), (version, gpu)
             assert any(rec[i]["vllm"].get("backends") == ["TRITON_FLASH_ATTN"] for i in ids), (version, gpu)
+
+
+def test_sliding_layers_ask_the_kernel_blocks_with_their_head_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without :meth:`AttentionBackend.for_head` (every layer on FlashAttention 4's 64-token fp8 pages) the
+    head-256 sliding layers start at 64 under ``--block-size 128`` / ``256``: 0.31.0's published 26B-A4B
+    ``--block-size 128`` case (vLLM 29,303 tokens) and the tiny config's four-stage ``--block-size 256``
+    n-gram case (test_architectures' flag set #18) disagree."""
+    assert not problems("0.31.0")[1]
+    monkeypatch.setattr(AttentionBackend, "for_head", lambda self, head_size: self)
+    wrong = problems("0.31.0")[1]
+    for cid in ("H100|google--gemma-4-26B-A4B#3", "H200|google--gemma-4-26B-A4B#3", "H100|Gemma4ForCausalLM#4"):
+        assert any(w.startswith(cid + " ") for w in wrong), (cid, wrong)
