@@ -179,3 +179,16 @@ def test_sliding_layers_ask_the_kernel_blocks_with_their_head_size(monkeypatch: 
     wrong = problems("0.31.0")[1]
     for cid in ("H100|google--gemma-4-26B-A4B#3", "H200|google--gemma-4-26B-A4B#3", "H100|Gemma4ForCausalLM#4"):
         assert any(w.startswith(cid + " ") for w in wrong), (cid, wrong)
+
+
+def test_named_as_a_flag_it_is_refused_by_name() -> None:
+    case = next(c for c in S.cases("H100") if c["id"] == "H100|google--gemma-4-26B-A4B#0")
+    c = H.Case(
+        id="named",
+        family="sm90-composite",
+        model=S.materialize(case),
+        argv=[*S.argv(case), "--gpu", "H100", "--attention-backend", "TRITON_FLASH_ATTN"],
+        source=case["model"],
+    )
+    got = H.run_dryboot(c, "0.31.0")
+    assert got["rc"] == 2 and "a composite backend vLLM 0.30+ picks itself" in got["error"], got
