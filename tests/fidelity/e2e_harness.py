@@ -1022,6 +1022,7 @@ def run_dryboot(case: Case, vllm_version: str | None = None) -> dict[str, Any]:
         tokens=cap.get("kv_cache_size_tokens"),
         concurrency=cap.get("max_concurrency"),
         log=doc.get("log") or [],
+        attention_backend=doc.get("attention_backend"),
         # why "vLLM would log" is empty (e.g. the weights do not load on the named GPU)
         log_note=doc.get("log_note"),
     )

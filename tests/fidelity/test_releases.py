@@ -1210,8 +1210,9 @@ NO_FLIP_CASE = {
     # pinned by test_v1_runner.py::test_switch_is_needed (a mixed DFlash drafter under --mamba-cache-mode all)
     "v2_runner_lacks_mamba_all": "the V1-runner records pin it (data/v1-runner/, 0.29-0.32)",
     "v1_runner_refuses": "the V1-runner records pin it (data/v1-runner/, 0.29-0.32)",
-    # pinned by test_gemma4_fp8_mm_prefix.py::test_switch_is_needed (Gemma-4, fp8, --block-size 16 on 0.31.0)
-    "fa_quantized_mm_prefix_sm90": "the Gemma-4 fp8 records pin it (data/gemma4-fp8-mm-prefix/, 0.30-0.33)",
+    # pinned by test_sm90_composite.py::test_the_quantized_mm_prefix_switch_is_needed (FlashAttention's
+    # recorded reason for a head-128 fp8 multimodal-prefix layer on the H100 / H200, 0.31.0)
+    "fa_quantized_mm_prefix_sm90": "the SM 9.x backend matrices pin it (the composite serves first on 0.31+)",
     # pinned by test_qwen4_exp_step5.py::test_engine_block_switch_is_needed (Qwen4-Exp's QSA ring on 0.29.0)
     "engine_block_all_groups": "the Qwen4-Exp QSA records pin it (0.29.0's engine block ends on the ring's)",
     # pinned by test_vllm_models_transformers_multimodal.py::test_0_27_1_builds_the_vq_attention_whole and
@@ -1238,6 +1239,9 @@ NO_FLIP_CASE = {
     # sparse MLA cases, Qwen3-30B-A3B-FP8 at TP 4/8) and tests/test_vllm_versions.py, test_vllm_fp8_utils.py
     "sparse_mla_fp8_e4m3_sm90": "a refusal by name (not modelled) of what 0.30+ serves; the corpus pins it",
     "fp8_moe_block_refine": "flipping it turns the corpus's recorded 0.28.0 refusals (or 0.32.0 plans) into disagreements",
+    # pinned by test_sm90_composite.py::test_the_causal_fa3_switch_is_needed (vLLM's selector on the H100 /
+    # H200, head size 256 with a multimodal prefix: the composite from 0.31, Triton on 0.30)
+    "composite_causal_fa3": "the SM 9.x backend matrices pin it (this table's cases keep the same figures)",
     # pinned by test_frontier.py's recorded Gemma-4 on a B200 (test_mm_prefix_composite_switch_is_needed)
     "mm_prefix_composites": "the per-GPU frontier recording pins it (a B200 case; this table's cases run on an H200)",
     # pinned by tests/test_vllm_distributed_dcp.py (0.33.0 refuses TRITON_ATTN under -dcp 2; checked live)

@@ -262,3 +262,63 @@ def test_an_option_a_newer_release_dropped_is_refused_there(tmp_path: Path) -> N
 def test_an_option_no_release_has_is_refused_as_the_matrix_release_says(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"flags\.a: --no-such-flag: vLLM 0\.30\.0's 'vllm serve' has no such option"):
         load_matrix(_serve_matrix(tmp_path, "vllm serve --no-such-flag 1", {"a": "0.30.0"}, "0.30.0"), tmp_path)
+
+
+def _write_table_matrix(tmp_path: Path, table: str, arms: dict[str, str], version: str | None = None) -> Path:
+    text = f'gpus = ["H100"]\n[models]\nm = "{QWEN3_06B}"\n[flags]\na = {{ {table} }}\n'
+    text = (f'vllm-version = "{version}"\n' if version else "") + text
+    for name, release in arms.items():
+        text += f'[arms.{name}]\nvllm-version = "{release}"\n'
+    return write_matrix(tmp_path, text, "table.toml")
+
+
+ENGRAM_TABLE = "max-model-len = 4096, engram-config = '{\"cpu_offload\": false}'"
+
+
+def test_a_table_flag_set_is_read_by_its_own_release(tmp_path: Path) -> None:
+    """A table of flags is read as a serve line is (issue 37: dryboot's own flag table read it, whatever the
+    release): a key only 0.30.0+ has is taken where every starting release has it."""
+    m = load_matrix(_write_table_matrix(tmp_path, ENGRAM_TABLE, {"new": "0.33.0", "mid": "0.30.0"}), tmp_path / "w")
+    assert m.flag_sets[0].argv == ("--max-model-len", "4096", "--engram-config", '{"cpu_offload": false}')
+    assert m.flag_sets[0].source == "profile"
+
+
+@pytest.mark.parametrize(
+    ("table", "arms", "version", "said"),
+    [
+        # an arm of an older release lacks the option: named with its release
+        (ENGRAM_TABLE, {"new": "0.33.0", "old": "0.29.0"}, None, "flags.a: arm old (vLLM 0.29.0): --engram-config"),
+        # dryboot's own plan on the matrix's vllm-version
+        (ENGRAM_TABLE, {"new": "0.33.0"}, "0.28.0", "flags.a: arm dryboot (vLLM 0.28.0): --engram-config"),
+        # an option a newer release dropped (0.28.0's --enable-bf16x3-router-gemm is gone from 0.33.0)
+        ("enable-bf16x3-router-gemm = true", {"a": "0.28.0", "b": "0.33.0"}, None, "arm b (vLLM 0.33.0)"),
+        # no release has it
+        ("no-such-flag = 1", {"a": "0.30.0"}, None, "--no-such-flag: vLLM 0.30.0's 'vllm serve' has no such option"),
+    ],
+)
+def test_a_table_key_a_starting_release_lacks_is_refused_by_name(
+    tmp_path: Path, table: str, arms: dict[str, str], version: str | None, said: str
+) -> None:
+    with pytest.raises(InputError) as err:
+        load_matrix(_write_table_matrix(tmp_path, table, arms, version), tmp_path / "w")
+    assert said in err.value.line(), err.value.line()
+    assert "\n" not in err.value.line()
+
+
+def test_a_table_key_of_an_older_release_is_taken_there(tmp_path: Path) -> None:
+    m = load_matrix(_write_table_matrix(tmp_path, "enable-bf16x3-router-gemm = true", {"a": "0.28.0"}), tmp_path / "w")
+    assert m.flag_sets[0].argv == ("--enable-bf16x3-router-gemm",)
+
+
+@pytest.mark.parametrize(
+    ("table", "where"),
+    [
+        ('vllm-version = "0.33.0"', "flags.a.vllm-version"),  # an arm's, not a flag set's
+        ('max-model-len = "long"', "flags.a.max-model-len"),  # a key dryboot plans keeps its value check
+        ("engram-config = [1, 2]", "flags.a.engram-config"),  # not a vllm serve value
+    ],
+)
+def test_a_bad_table_key_is_one_line_naming_it(tmp_path: Path, table: str, where: str) -> None:
+    with pytest.raises(InputError) as err:
+        load_matrix(_write_table_matrix(tmp_path, table, {"a": "0.33.0"}), tmp_path / "w")
+    assert where in err.value.line(), err.value.line()

@@ -37,7 +37,10 @@ A matrix file (paths relative to it)::
 
 A ``vllm serve`` flag set is read by the parser of every release that starts it (the plan's
 ``vllm-version`` and each arm's release, base or tree version): an option one of them lacks is
-refused, naming that release and the arm (``--engram-config`` reads on 0.30.0+ arms only).
+refused, naming that release and the arm (``--engram-config`` reads on 0.30.0+ arms only). A table of
+flags is read the same way: its keys become ``vllm serve`` options (``true``: ``--key``, ``false``:
+``--no-key``), the ones dryboot plans checked as a profile's, every key by each starting release's parser
+(``engram-config = '{"cpu_offload": false}'`` on 0.30.0+ arms only).
 
 An expectation is ``"identical"`` (the first two arms' figures equal, both starting),
 ``"differs"`` (they differ: what a patch series is for), ``"tokens >= N"`` (every arm starts with
@@ -61,7 +64,7 @@ from dryboot.checklog.serve import parse_serve, parser_release, split_command
 from dryboot.errors import InputError
 from dryboot.inputs import read_toml
 from dryboot.matrix.model import PLAN_ARM, Arm, Expectation, FlagSet, Matrix, ModelRef
-from dryboot.planner.flags import apply_flags
+from dryboot.planner.flags import ALIASES, FLAGS_BY_NAME, apply_flags
 from dryboot.planner.profiles import arm_policies, load_profiles
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, version_key
@@ -170,6 +173,38 @@ def _serve_flags(
     return tuple(rest), (model if isinstance(model, str) else None)
 
 
+def _table_flags(body: Mapping[str, Any], base: Path, source: str, where: str, workdir: Path) -> tuple[str, ...]:
+    """A table of vLLM flags (``max-model-len = 8192``, a ``drafter`` table) as ``vllm serve``
+    flags. The keys dryboot plans (:data:`~dryboot.planner.flags.FLAGS_BY_NAME`) are checked as a
+    profile's are; any other key is a ``vllm serve`` option left to the parser of each release that
+    starts the flag set (:func:`_check_serve_releases`), as a pasted line's are, so a key only newer
+    releases have (``engram-config``, 0.30.0+) is taken where every starting release has it.
+
+    :raises InputError: a ``model`` or ``vllm-version`` key (the matrix's rows and arms say those), a
+        bad value of a key dryboot plans, a table or list as the value of another key, a drafter that
+        is not a table.
+    """
+    flags = {k: v for k, v in body.items() if k != "drafter"}
+    if "model" in flags:
+        raise InputError(source, f"{where}.model", "models are the matrix's rows: give them in [models]")
+    if "vllm-version" in flags:
+        raise InputError(
+            source,
+            f"{where}.vllm-version",
+            "the release is an arm's (its release, base or vllm-version) or the matrix's vllm-version, "
+            "not a flag set's",
+        )
+    planned = {k: v for k, v in flags.items() if ALIASES.get(k, k) in FLAGS_BY_NAME}
+    apply_flags(EngineArgs(), planned, source, f"{where}.")
+    for key, value in flags.items():
+        if key not in planned and not isinstance(value, str | int | float | bool):
+            raise InputError(source, f"{where}.{key}", "must be a string, a number or a boolean (a vllm serve value)")
+    drafter = body.get("drafter")
+    if drafter is not None and not isinstance(drafter, dict):
+        raise InputError(source, f"{where}.drafter", "must be a table of vLLM's speculative-config keys")
+    return tuple(vllm_argv(flags, drafter, base, workdir))
+
+
 def _declared_release(data: Mapping[str, Any]) -> str:
     """The matrix's ``vllm-version`` when it is a release dryboot models, else 0.28.0 (the release
     whose parser's refusal is said for a line no release takes; the field itself is checked later)."""
@@ -194,8 +229,11 @@ def serve_readers(arms: tuple[Arm, ...] | list[Arm], version: str) -> dict[str, 
     return readers
 
 
-def _check_serve_releases(lines: Mapping[str, str], readers: Mapping[str, list[str]], source: str) -> None:
-    """Each ``vllm serve`` flag set (name -> its line) read by every release that starts it.
+def _check_serve_releases(
+    lines: Mapping[str, str | tuple[str, ...]], readers: Mapping[str, list[str]], source: str
+) -> None:
+    """Each flag set (name -> its ``vllm serve`` line, or a table's flags as ``vllm serve`` words)
+    read by every release that starts it.
 
     :raises InputError: ``<source>: flags.<name>: arm <arm> (vLLM <release>): <why>``, the first
         release (oldest first) whose parser refuses the line.
@@ -204,7 +242,7 @@ def _check_serve_releases(lines: Mapping[str, str], readers: Mapping[str, list[s
         where = f"flags.{name}"
         for release in sorted(readers, key=version_key):
             try:
-                parse_serve(text, {}, f"{source}: {where}", version=release)
+                parse_serve(text if isinstance(text, str) else list(text), {}, f"{source}: {where}", version=release)
             except InputError as exc:
                 who = ", ".join(readers[release])
                 arms = f"arm{'s' if len(readers[release]) > 1 else ''} {who}"
@@ -219,13 +257,13 @@ def _check_serve_releases(lines: Mapping[str, str], readers: Mapping[str, list[s
 
 def _flag_sets(
     data: Mapping[str, Any], base: Path, source: str, workdir: Path
-) -> tuple[list[FlagSet], list[tuple[str, str]], dict[str, str]]:
+) -> tuple[list[FlagSet], list[tuple[str, str]], dict[str, str | tuple[str, ...]]]:
     """Flag sets, the models they name themselves (``(name, path)``, for a matrix with no
-    ``[models]``) and the ``vllm serve`` lines (flag set name -> line, for
-    :func:`_check_serve_releases`)."""
+    ``[models]``) and what each starting release's parser reads (flag set name -> its ``vllm serve``
+    line, or a table's flags as ``vllm serve`` words, for :func:`_check_serve_releases`)."""
     sets: list[FlagSet] = []
     named: list[tuple[str, str]] = []
-    lines: dict[str, str] = {}
+    lines: dict[str, str | tuple[str, ...]] = {}
     declared = _declared_release(data)
     if "profiles" in data:
         rel = _str(data["profiles"], source, "profiles")
@@ -254,14 +292,9 @@ def _flag_sets(
             if named_model is not None:
                 named.append((Path(named_model).name.removesuffix(".json"), str(base / named_model)))
         elif isinstance(body, dict):
-            flags = {k: v for k, v in body.items() if k != "drafter"}
-            if "model" in flags:
-                raise InputError(source, f"{where}.model", "models are the matrix's rows: give them in [models]")
-            apply_flags(EngineArgs(), flags, source, f"{where}.")
-            drafter = body.get("drafter")
-            if drafter is not None and not isinstance(drafter, dict):
-                raise InputError(source, f"{where}.drafter", "must be a table of vLLM's speculative-config keys")
-            sets.append(FlagSet(name, tuple(vllm_argv(flags, drafter, base, workdir)), "profile"))
+            argv = _table_flags(body, base, source, where, workdir)
+            sets.append(FlagSet(name, argv, "profile"))
+            lines[name] = ("vllm", "serve", *argv)
         else:
             raise InputError(source, where, "must be a vllm serve line (a string) or a table of vLLM flags")
     if not sets:

@@ -46,6 +46,10 @@ class AttentionBackend:
     :param model_dtypes: ``supported_dtypes`` where dryboot checks them (``None``: not checked).
     :param head_sizes: ``get_supported_head_sizes`` where dryboot checks them here (``None``:
         :func:`head_size_supported`'s rule).
+    :param kernel_blocks_head: the head size whose layers alone address ``kernel_blocks`` (FlashAttention
+        4's fp8 pages, ``_get_sm90_fa4_fp8_kv_block_size`` asked with a layer's spec: head size 512);
+        a layer of another head size addresses FlashAttention's 16-multiples (:meth:`for_head`).
+        ``None``: every layer addresses ``kernel_blocks``.
     """
 
     name: str
@@ -57,6 +61,15 @@ class AttentionBackend:
     is_sparse: bool = False
     model_dtypes: frozenset[str] | None = None
     head_sizes: frozenset[int] | None = None
+    kernel_blocks_head: int | None = None
+
+    def for_head(self, head_size: int) -> AttentionBackend:
+        """The backend as a layer of ``head_size`` sees its kernel blocks (``get_supported_kernel_block_sizes``
+        asked with that layer's spec): itself, or FlashAttention's 16-multiples where ``kernel_blocks_head``
+        is another head size (a Gemma-4 sliding layer of head size 256 beside fp8 head-512 layers)."""
+        if self.kernel_blocks_head is None or head_size == self.kernel_blocks_head:
+            return self
+        return replace(self, kernel_blocks=_M16, kernel_blocks_head=None)
 
     def supports_kv_cache_dtype(self, kv_cache_dtype: str) -> bool:
         """``AttentionBackend.supports_kv_cache_dtype``: listed, or no list declared here."""
@@ -136,6 +149,16 @@ BACKENDS: dict[str, AttentionBackend] = {
             (KernelBlock(64),),
             True,
             kv_cache_dtypes=_E5M2,
+            head_sizes=frozenset({256, 512}),
+        ),
+        # 0.30+ on SM 9.x: Triton for image-mask batches, FlashAttention for causal ones (one cache for
+        # both); the kernel blocks both address (FlashAttention's 16-multiples; 64 where FlashAttention 4
+        # reads an fp8 head-512 cache), its own head sizes (256, 512) and major (9), the dtypes both serve
+        AttentionBackend(
+            "TRITON_FLASH_ATTN",
+            _M16,
+            True,
+            kv_cache_dtypes=_FP8,
             head_sizes=frozenset({256, 512}),
         ),
         AttentionBackend("CPU_ATTN", _M16, False, kv_cache_dtypes=frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"})),
@@ -280,12 +303,16 @@ def priorities(layer: AttentionSelectorConfig, is_mla: bool) -> tuple[str, ...]:
         return SM120_MLA_PRIORITIES if major == 12 else SM90_MLA_PRIORITIES
     if major == 10 and layer.mm_prefix and layer.mm_prefix_composites:
         return ("TRITON_FLASHINFER", *SM100_PRIORITIES)
+    if major == 9 and layer.mm_prefix and layer.mm_prefix_composites:
+        return ("TRITON_FLASH_ATTN", *SM90_PRIORITIES)
     return SM100_PRIORITIES if major == 10 else SM90_PRIORITIES
 
 
 #: Backends that serve a multimodal-prefix LM's bidirectional image-token attention
 #: (``supports_mm_prefix``; FlashAttention's needs its v4 kernels, shipped in the CUDA wheel).
-MM_PREFIX_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TRITON_FLASHINFER"})
+MM_PREFIX_BACKENDS = frozenset(
+    {"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TRITON_FLASHINFER", "TRITON_FLASH_ATTN"}
+)
 _QUANTIZED_FA = frozenset({"fp8", "fp8_e4m3"})
 #: Backends that serve ``AttentionType.ENCODER_ONLY`` (``supports_attn_type``)
 ENCODER_ONLY_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
@@ -332,7 +359,9 @@ class AttentionSelectorConfig:
     where a backend declares its dtypes), ``mm_prefix`` (``ModelConfig.is_mm_prefix_lm``),
     ``fa4_forced`` (see :func:`flash_attn_version`), ``encoder_only``
     (``AttentionType.ENCODER_ONLY`` layers) and ``mm_prefix_composites`` (the release's switch:
-    a multimodal-prefix LM on SM 10.x tries ``TRITON_FLASHINFER`` first). ``index_topk``: the
+    a multimodal-prefix LM tries ``TRITON_FLASHINFER`` first on SM 10.x, ``TRITON_FLASH_ATTN`` on SM
+    9.x; ``composite_causal_fa3``: the latter's causal route takes FlashAttention 3 too, not 4 only,
+    :attr:`~dryboot.vllm.versions.VersionRules.composite_causal_fa3`). ``index_topk``: the
     sparse-attention indexer's top-k from the model's config (``None``: none there).
     ``quantized_mm_prefix_triton``: the release's switch
     (:attr:`~dryboot.vllm.versions.VersionRules.fa_quantized_mm_prefix_sm90`)."""
@@ -353,6 +382,7 @@ class AttentionSelectorConfig:
     mm_prefix_composites: bool = False
     index_topk: int | None = None
     quantized_mm_prefix_triton: bool = False
+    composite_causal_fa3: bool = False
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -367,10 +397,11 @@ _MAJORS: dict[str, frozenset[int]] = {
     "FLASHINFER_MLA_SPARSE": frozenset({10}),
     "FLASHINFER_MLA_SPARSE_SM120": frozenset({12}),
     "TRITON_FLASHINFER": frozenset({10}),
+    "TRITON_FLASH_ATTN": frozenset({9}),
 }
 #: Backends only vLLM's own priorities pick (composites of two backends, 0.30+), never a flag
 #: dryboot takes
-COMPOSITE_BACKENDS = frozenset({"TRITON_FLASHINFER"})
+COMPOSITE_BACKENDS = frozenset({"TRITON_FLASHINFER", "TRITON_FLASH_ATTN"})
 
 
 #: the KV cache dtypes FLASHINFER_MLA_SPARSE_SM120 stores in DeepSeek's ``fp8_ds_mla`` layout
@@ -433,6 +464,8 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
     FlashAttention serves an fp8 cache only on FA3 on SM90 (``flash_attn_supports_kv_cache_dtype``:
     asked without the head size, it sees only a forced version) and a multimodal prefix only on
     FA4 (``FlashAttentionBackend.supports_combination``)."""
+    if backend.name == "TRITON_FLASH_ATTN":
+        return _triton_flash_attn_reasons(backend, layer)
     head_size, kv_cache_dtype, block_size = layer.head_size, layer.kv_cache_dtype, layer.block_size
     use_sparse, model_dtype, mm_prefix = layer.use_sparse, layer.model_dtype, layer.mm_prefix
     fa4_forced, encoder_only, has_sinks = layer.fa4_forced, layer.encoder_only, layer.has_sinks
@@ -488,6 +521,54 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
         reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
     reasons.extend(_capability_reasons(backend.name, layer))
     return reasons
+
+
+#: the reasons ``AttentionBackend.validate_configuration`` gives itself (the composite asks both halves
+#: and says them once); any other is a half's ``supports_combination`` answer, which the composite
+#: prefixes with that half's name
+_VALIDATE_REASONS = frozenset(
+    {
+        "head_size not supported",
+        "dtype not supported",
+        "kv_cache_dtype not supported",
+        "block_size not supported",
+        "attention sinks not supported",
+        "compute capability not supported",
+    }
+)
+
+
+def _triton_flash_attn_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -> list[str]:
+    """Why the SM 9.x composite (``v1/attention/backends/triton_flash_attn.py``, made by
+    ``composite.py`` ``create_composite_attention_backend``: Triton serves image-mask batches,
+    FlashAttention the causal ones) cannot serve ``layer``: its own head sizes (256, 512) and major
+    (9), no attention sinks (the composite declares none), then FlashAttention's answer for a causal
+    layer (no multimodal prefix: the causal half never sees one), a FlashAttention combination reason
+    named ``FLASH_ATTN: ...`` as the composite words it, and the causal route's FlashAttention
+    version: 4 (0.30.0), 3 or 4 (0.31+, ``composite_causal_fa3``). Triton's half refuses nothing
+    FlashAttention's does not here (it takes every head size from 32 and the dtypes both list)."""
+    causal = replace(layer, mm_prefix=False, quantized_mm_prefix_triton=False)
+    out: list[str] = []
+    if backend.head_sizes is not None and layer.head_size not in backend.head_sizes:
+        out.append("head_size not supported")
+    fa = replace(BACKENDS["FLASH_ATTN"], kernel_blocks=backend.kernel_blocks)
+    for reason in invalid_reasons(fa, causal):
+        said = reason if reason in _VALIDATE_REASONS else f"FLASH_ATTN: {reason}"
+        if said not in out:
+            out.append(said)
+    if layer.has_sinks and "attention sinks not supported" not in out:
+        out.append("attention sinks not supported")
+    if layer.encoder_only:
+        out.append("attention type AttentionType.ENCODER_ONLY not supported")
+    if layer.capability[0] != 9 and "compute capability not supported" not in out:
+        out.append("compute capability not supported")
+    version = flash_attn_version(layer.head_size, layer.fa4_forced, layer.capability)
+    if layer.composite_causal_fa3:
+        if version not in (3, 4):
+            out.append("FLASH_ATTN: causal route requires FlashAttention v3 or v4")
+    elif version != 4:
+        out.append("FLASH_ATTN: causal route requires FlashAttention v4")
+    return out
 
 
 def is_quantized_kv_cache(kv_cache_dtype: str) -> bool:

@@ -346,8 +346,12 @@ def build_layers(
     ``side_checkpoints``: the prefill checkpoint blocks each such layer's spec takes (1 where the
     scheduler takes prefill checkpoints: ``Qwen4ExpPLELayer.get_kv_cache_spec`` in ``align``
     mode when every mamba layer exports them)."""
-    sw_block = sliding_block or sliding_start_block(backend, block_size, rules)
     kinds, names, order = model.layers_by_kind(prefix)
+    # a sliding layer asks the backend's kernel blocks with its own spec (its head size)
+    sw_backend = (
+        backend.for_head(model.attention(LayerKind.SLIDING).head_dim) if LayerKind.SLIDING in kinds else backend
+    )
+    sw_block = sliding_block or sliding_start_block(sw_backend, block_size, rules)
     specs: list[LayerSpec] = []
     for kind in kinds:
         if kind in MAMBA_KINDS:

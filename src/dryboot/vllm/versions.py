@@ -39,7 +39,14 @@ class VersionRules:
         ``check_memory``; 0.33: ``v1/core/kv_cache_planning.py``).
     :param mm_prefix_composites: a multimodal-prefix LM's layers on SM 10.x try the Triton image-mask /
         FlashInfer causal composite (``TRITON_FLASHINFER``, 64-token kernel blocks, head sizes 256
-        and 512) before FlashInfer (0.30+: ``platforms/cuda.py`` ``_get_backend_priorities``).
+        and 512) before FlashInfer, and on SM 9.x the Triton image-mask / FlashAttention causal composite
+        (``TRITON_FLASH_ATTN``, same head sizes, FlashAttention's kernel blocks) before FlashAttention
+        (0.30+: ``platforms/cuda.py`` ``_get_backend_priorities``).
+    :param composite_causal_fa3: the SM 9.x Triton image-mask / FlashAttention causal composite
+        (``TRITON_FLASH_ATTN``, tried first for a multimodal-prefix LM's layers on SM 9.x under
+        ``mm_prefix_composites``) takes a causal route on FlashAttention 3 or 4 (0.31+:
+        ``v1/attention/backends/triton_flash_attn.py`` ``_FABackend``); ``False``: FlashAttention 4 only
+        (0.30.0's ``_FA4Backend``: a head-256 layer without Gemma-4's forced FA4 goes to Triton).
     :param sliding_int4_unpacked: a sliding-window layer's ``int4_per_token_head`` page holds one
         byte per element (0.27.1: ``SlidingWindowSpec.real_page_size_bytes`` overrides
         ``AttentionSpec``'s without its int4 halving; the per-token-head scales are still added),
@@ -296,6 +303,7 @@ class VersionRules:
     sliding_window_start: str = "smallest"
     sliding_int4_unpacked: bool = False
     mm_prefix_composites: bool = False
+    composite_causal_fa3: bool = False
     dcp_backends: frozenset[str] | None = None
     mamba_mode_all: bool = True
     mamba2_align_pages: int = 2
@@ -490,6 +498,7 @@ _V031 = replace(
     block_size_log_backends=True,
     fa4_fp8_block=64,
     fa_quantized_mm_prefix_sm90=True,
+    composite_causal_fa3=True,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     sparse_mla_pool_row_aligned=True,

@@ -172,19 +172,42 @@ def backend_for(
     # 0.31+ on SM 9.0: a multimodal-prefix LM's fp8 layers at head size 512 are served by the
     # Triton/FlashAttention composite (TRITON_FLASH_ATTN), whose kernel pages are FlashAttention 4's;
     # a --block-size they do not divide precludes it, and Triton serves the layer
+    # ModelConfig.is_mm_prefix_lm is off where multimodal inputs are configuration-disabled
+    # (_supports_multimodal_for_mm_prefix: "Disabled mm_prefix attention mode ...")
+    mm_prefix = model.attn.mm_prefix_lm and not args.language_model_only
     precluded = (
-        rules.fa_quantized_mm_prefix_sm90
-        and model.attn.mm_prefix_lm
+        mm_prefix
         and gpu.capability == (9, 0)
         and args.block_size is not None
         and fa4 is not None
         and args.block_size % fa4 != 0
     )
-    if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512 and not precluded:
+    # a multimodal-prefix LM's layers on SM 9.x try the Triton/FlashAttention composite first (0.30+),
+    # whose causal half reads FlashAttention's pages; FlashAttention itself refuses their fp8 cache
+    # on SM 9.0 (0.31+: "SM90 FP8 KV with mm_prefix requires Triton")
+    composite = (
+        name is None
+        and mm_prefix
+        and not model.attn.encoder_only_attention
+        and rules.mm_prefix_composites
+        and gpu.capability[0] == 9
+        and not model.attn.attention_sinks
+    )
+    fa_refuses = mm_prefix and rules.fa_quantized_mm_prefix_sm90 and gpu.capability == (9, 0)
+    fa4_serves = fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512
+    if fa4 and fa4_serves and not precluded and (composite or not fa_refuses):
         # FlashAttention 4 serves fp8 at head size 512 on SM90 with 64-token kernel pages
-        # (flash_attn.py _get_sm90_fa4_fp8_kv_block_size); FLASH_ATTN leads the priorities
-        fa = BACKENDS["FLASH_ATTN"]
-        return AttentionBackend(fa.name, (KernelBlock(fa4),), True, kv_cache_dtypes=fa.kv_cache_dtypes)
+        # (flash_attn.py _get_sm90_fa4_fp8_kv_block_size), as the composite's causal half
+        # (TRITON_FLASH_ATTN, which leads the priorities) or as FLASH_ATTN (which leads them otherwise)
+        base = BACKENDS["TRITON_FLASH_ATTN" if composite else "FLASH_ATTN"]
+        return AttentionBackend(
+            base.name,
+            (KernelBlock(fa4),),
+            True,
+            kv_cache_dtypes=base.kv_cache_dtypes,
+            head_sizes=base.head_sizes,
+            kernel_blocks_head=512,
+        )
     layer = AttentionSelectorConfig(
         head_size,
         kv_cache_dtype,
@@ -192,7 +215,7 @@ def backend_for(
         model.attn.attention_sinks,
         model.sparse_mla,
         model_dtype_of(model, args) if model.sparse_mla else None,
-        model.attn.mm_prefix_lm,
+        mm_prefix,
         family_of(model).fa4_all_layers(model, name),
         model.attn.encoder_only_attention,
         gpu.capability,
@@ -202,6 +225,7 @@ def backend_for(
         rules.mm_prefix_composites,
         model.attn.index_topk,
         rules.fa_quantized_mm_prefix_sm90,
+        rules.composite_causal_fa3,
     )
     backend = _resolve_backend(
         name,
@@ -301,8 +325,8 @@ def _resolve_backend(
             raise InputError(
                 flag,
                 name,
-                f"{source}: a composite backend vLLM 0.30+ picks itself for a multimodal-prefix LM on SM 10.x; "
-                "named as a flag it is not modelled",
+                f"{source}: a composite backend vLLM 0.30+ picks itself for a multimodal-prefix LM (SM 10.x: "
+                "TRITON_FLASHINFER, SM 9.x: TRITON_FLASH_ATTN); named as a flag it is not modelled",
             )
     if chosen not in table:
         raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(table)})")
