@@ -220,10 +220,11 @@ class VersionRules:
         model's head size instead, so TP need not divide the encoder's heads: recorded, its weights
         in ``model_executor/models/emu3.py``).
     :param backend_text_attention_whole: the Transformers backend's multimodal path leaves a text
-        model's q/k/v / o projections alone (three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``,
-        whole on every TP rank) while it fuses the encoder's (0.28.0-0.30.0: Emu3's text attention,
-        ``model_executor/models/emu3.py``; 0.27.1 and 0.31+ fuse it into a split ``QKVParallelLinear``;
-        recorded, ``tests/fidelity/data/weights/recorded-<release>-emu3.json``).
+        model's q/k/v / o projections unfused (0.28.0-0.30.0; 0.27.1 and 0.31+ fuse them into one
+        ``QKVParallelLinear``): three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``, whole on every
+        TP rank where the text model has no TP plan (Emu3's, ``model_executor/models/emu3.py``), split by
+        the plan where it has one (VibeVoice-ASR's Qwen2, ``vibevoice_asr.py``); recorded,
+        ``tests/fidelity/data/weights/recorded-<release>-emu3.json`` / ``-vibevoice-asr.json``.
     :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
         attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
         replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
