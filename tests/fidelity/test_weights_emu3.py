@@ -10,7 +10,8 @@ Recorded by ``record_weights.py --tiny Emu3ForConditionalGeneration`` in each re
 ``RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 2"``: its three TP 2 cases) into
 ``recorded-0.27.1-emu3-one-vq-head.json``: 0.27.1's fuser cuts the VQ attention into the text head
 size, not the VQ heads. The tiny config's VQ-VAE is ``Emu3VQVAEConfig``'s default (270 M parameters)
-beside a 4-layer text model."""
+beside a 4-layer text model. ``recorded-0.33.0-backend-mm-limits.json``: ``--limit-mm-per-prompt`` image 0
+at TP 1 / 2 (a flag set added to the recorder's for Emu3 and VibeVoice-ASR; the VQ-VAE stays)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,15 @@ ARCH = "Emu3ForConditionalGeneration"
 FILES = {
     **{f"recorded-{v}-emu3.json": v for v in ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
     "recorded-0.27.1-emu3-one-vq-head.json": "0.27.1",
+    "recorded-0.33.0-backend-mm-limits.json": "0.33.0",
 }
 DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
-RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
+RECORDED = {
+    (name, cid): row
+    for name, doc in DOCS.items()
+    for cid, row in doc["cases"].items()
+    if row["config"] == f"arch--{ARCH}"
+}
 
 
 def _rank(name: str, row: dict[str, Any], stage: int, version: str | None = None) -> Any:
@@ -47,6 +54,9 @@ def _rank(name: str, row: dict[str, Any], stage: int, version: str | None = None
         overlaid_tiny(ARCH, DOCS[name]),
         par,
         language_model_only="--language-model-only" in argv,
+        limit_mm_per_prompt=json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
+        if "--limit-mm-per-prompt" in argv
+        else None,
         max_num_batched_tokens=row.get("max_num_batched_tokens", 8192),
     )
 
@@ -54,14 +64,14 @@ def _rank(name: str, row: dict[str, Any], stage: int, version: str | None = None
 def test_every_release_recorded() -> None:
     assert {name: doc["vllm"] for name, doc in DOCS.items()} == FILES
     counts = {name: sum(1 for (n, _) in RECORDED if n == name) for name in FILES}
-    assert counts == {name: (3 if "one-vq-head" in name else 7) for name in FILES}
+    assert counts == {name: (3 if "one-vq-head" in name else 2 if "mm-limits" in name else 7) for name in FILES}
     assert all(row["ok"] for row in RECORDED.values())
 
 
 @pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
 def test_matches_vllm(name: str, cid: str) -> None:
     """Every stage's bytes as the release builds them (the VQ-VAE on every stage, kept under
-    ``--language-model-only``)."""
+    ``--language-model-only`` and ``--limit-mm-per-prompt`` image 0)."""
     assert_stages(RECORDED[(name, cid)], lambda stage: _rank(name, RECORDED[(name, cid)], stage))
 
 

@@ -11,7 +11,8 @@ cases of 0.30+ also in ``recorded-<release>-sweep.json``). The tiny config's two
 Qwen2 text model. ``recorded-0.33.0-vibevoice-asr-overlay.json``: with ``RECORD_WEIGHTS_OVERLAY`` an empty
 ``semantic_tokenizer_encoder_config`` (the encoder class's 64-wide default, not the 128 of an absent one) and
 the text config's ``tie_word_embeddings`` true (the head tied), ``RECORD_WEIGHTS_FLAGS="--tensor-parallel-size
-2"`` (TP 2, TP 2 x PP 3)."""
+2"`` (TP 2, TP 2 x PP 3). ``recorded-0.33.0-backend-mm-limits.json``: ``--limit-mm-per-prompt`` audio 0 at
+TP 1 / 2 (the encoders stay)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,15 @@ ARCH = "VibeVoiceAsrForConditionalGeneration"
 FILES = {
     **{f"recorded-{v}-vibevoice-asr.json": v for v in ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
     "recorded-0.33.0-vibevoice-asr-overlay.json": "0.33.0",
+    "recorded-0.33.0-backend-mm-limits.json": "0.33.0",
 }
 DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
-RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
+RECORDED = {
+    (name, cid): row
+    for name, doc in DOCS.items()
+    for cid, row in doc["cases"].items()
+    if row["config"] == f"arch--{ARCH}"
+}
 
 
 def _rank(name: str, row: dict[str, Any], stage: int, config: dict[str, Any] | None = None) -> Any:
@@ -48,6 +55,9 @@ def _rank(name: str, row: dict[str, Any], stage: int, config: dict[str, Any] | N
         config or overlaid_tiny(ARCH, DOCS[name]),
         par,
         language_model_only="--language-model-only" in argv,
+        limit_mm_per_prompt=json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
+        if "--limit-mm-per-prompt" in argv
+        else None,
         max_num_batched_tokens=row.get("max_num_batched_tokens", 8192),
     )
 
@@ -55,7 +65,7 @@ def _rank(name: str, row: dict[str, Any], stage: int, config: dict[str, Any] | N
 def test_every_release_recorded() -> None:
     assert {name: doc["vllm"] for name, doc in DOCS.items()} == FILES
     counts = {name: sum(1 for (n, _) in RECORDED if n == name) for name in FILES}
-    assert counts == {name: (2 if name.endswith("-overlay.json") else 7) for name in FILES}
+    assert counts == {name: (2 if name.endswith(("-overlay.json", "-mm-limits.json")) else 7) for name in FILES}
     assert all(row["ok"] for row in RECORDED.values())
 
 

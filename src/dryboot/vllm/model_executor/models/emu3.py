@@ -10,8 +10,8 @@ One rank holds:
   ``inv_freq`` / ``original_inv_freq``, the fused ``gate_up_proj``, the untied head; split over the
   pipeline stages as the text model's layers;
 * the whole ``Emu3VQVAE`` (``vqmodel``, over ``vq_config``: an ``Emu3VQVAEConfig``, its defaults
-  where absent) on every rank and every pipeline stage, under ``--language-model-only`` too (the
-  backend builds it with the model; recorded): every
+  where absent) on every rank and every pipeline stage, under ``--language-model-only`` and
+  ``--limit-mm-per-prompt`` image 0 too (the backend builds it with the model; recorded): every
   convolution, GroupNorm and the codebook whole in the model dtype; each ``BatchNorm3d`` of the
   temporal residual blocks with its ``running_mean`` / ``running_var`` buffers ``[C]`` in the model
   dtype and an int64 ``num_batches_tracked``; each attention block (``hidden_size`` D) a

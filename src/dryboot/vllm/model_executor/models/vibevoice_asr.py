@@ -10,9 +10,10 @@ One rank holds:
   out): Qwen2's decoder (biased q/k/v) as the release's backend builds it (:func:`text_layout`),
   transformers' float32 ``inv_freq`` / ``original_inv_freq``, the fused ``gate_up_proj``; split over
   the pipeline stages as the text model's layers;
-* on every rank and every pipeline stage, under ``--language-model-only`` too (the backend builds them
-  with the model; recorded), whole in the model dtype: the acoustic and the semantic tokenizer
-  encoders (``VibeVoiceAcousticTokenizerEncoderModel`` over ``acoustic_tokenizer_encoder_config`` /
+* on every rank and every pipeline stage, under ``--language-model-only`` and
+  ``--limit-mm-per-prompt`` audio 0 too (the backend builds them with the model; recorded), whole in
+  the model dtype: the acoustic and the semantic tokenizer encoders
+  (``VibeVoiceAcousticTokenizerEncoderModel`` over ``acoustic_tokenizer_encoder_config`` /
   ``semantic_tokenizer_encoder_config``; an absent semantic one is 128 wide, a given one without
   ``hidden_size`` 64, as transformers' ``VibeVoiceAsrConfig`` builds them), each a
   causal-convolution stem, one downsampling convolution per ``downsampling_ratios`` entry (kernel
