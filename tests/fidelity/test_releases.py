@@ -1218,6 +1218,8 @@ NO_FLIP_CASE = {
     # pinned by test_vllm_models_transformers_multimodal.py::test_0_27_1_builds_the_vq_attention_whole and
     # the release-architecture records (Emu3's VQ-VAE attention under TP 2 / 4 on 0.27.1 and 0.28+)
     "backend_splits_encoder_qkv": "the release-architecture records pin it (Emu3's tiny config under TP)",
+    # pinned by test_weights_emu3.py::test_switch_is_needed (Emu3's text attention on 0.27.1-0.33.0)
+    "backend_text_attention_whole": "the Emu3 / VibeVoice-ASR weights records pin it (recorded-<release>-emu3.json)",
     # pinned by test_release_architectures.py::test_switch_is_needed (Apertus's sliding int4 case on 0.27.1)
     "sliding_int4_unpacked": "the release-architecture records pin it (Apertus's tiny config on 0.27.1)",
     # pinned by test_kimi_kda.py::test_switch_is_needed (data/kimi-kda/: Kimi-K3 on 0.33.0, Kimi-Linear's

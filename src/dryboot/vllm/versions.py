@@ -223,7 +223,15 @@ class VersionRules:
         ``model_executor/models/hunyuan_vision.py``).
     :param backend_splits_encoder_qkv: the Transformers backend's multimodal path fuses an encoder's
         q/k/v into one ``QKVParallelLinear`` of its heads, so TP must divide them (0.28+: Emu3's VQ-VAE
-        attention, ``dense.BACKEND_TOWER_HEADS``; 0.27.1 builds it whole at any TP, recorded).
+        attention, ``dense.BACKEND_TOWER_HEADS``; 0.27.1's fuser cuts it into heads of the text
+        model's head size instead, so TP need not divide the encoder's heads: recorded, its weights
+        in ``model_executor/models/emu3.py``).
+    :param backend_text_attention_whole: the Transformers backend's multimodal path leaves a text
+        model's q/k/v / o projections unfused (0.28.0-0.30.0; 0.27.1 and 0.31+ fuse them into one
+        ``QKVParallelLinear``): three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``, whole on every
+        TP rank where the text model has no TP plan (Emu3's, ``model_executor/models/emu3.py``), split by
+        the plan where it has one (VibeVoice-ASR's Qwen2, ``vibevoice_asr.py``); recorded,
+        ``tests/fidelity/data/weights/recorded-<release>-emu3.json`` / ``-vibevoice-asr.json``.
     :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
         attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
         replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
@@ -356,6 +364,7 @@ class VersionRules:
     muse_glimmer_layer_types: bool = False
     sparse_mla_pool_row_aligned: bool = False
     hunyuan_vl_whole_tower: bool = False
+    backend_text_attention_whole: bool = False
     backend_splits_encoder_qkv: bool = True
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
@@ -439,7 +448,9 @@ _V0271 = VersionRules(
     kda_prefill_checkpoints=False,
 )
 # Kimi-K3's KimiK3DeltaAttention: its MambaSpec holds no prefill checkpoint block before 0.29
-_V028 = VersionRules("0.28.0", kda_full_rank_gate=True, kda_prefill_checkpoints=False)
+_V028 = VersionRules(
+    "0.28.0", kda_full_rank_gate=True, kda_prefill_checkpoints=False, backend_text_attention_whole=True
+)
 # each later release: the one before it, with what changed
 _V029 = replace(
     _V028,
@@ -491,6 +502,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
+    backend_text_attention_whole=False,
     v1_runner_refuses=frozenset({"dspark", "mixed_dflash"}),
     hy_v4_dense_layers=False,
     # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
