@@ -27,13 +27,10 @@ pytestmark = pytest.mark.fidelity
 #: cases whose weights (``model_executor/models/hy_v4.py``, byte-exact against vLLM's class on the
 #: meta device) exceed the GPU: vLLM fails loading them before any KV sizing, which the meta-device
 #: engine start cannot see, so dryboot logs no KV cache lines; the geometry is still compared
-WEIGHTS_EXCEED_THE_GPU = {
-    # the preview shape in bfloat16 at TP 8: 182.42 GiB a rank on a 178.35 GiB B200 (weights sized on
-    # 0.32.0 and 0.33.0: dryboot predicts the load fails and prints no KV lines; the meta-device oracle
-    # loads nothing and plans them)
-    ("preview-shape-tp8-fp8-b200", "0.32.0"),
-    ("preview-shape-tp8-fp8-b200", "0.33.0"),
-}
+#: (the preview shape in bfloat16 at TP 8, 182.42 GiB a rank by the walk on a 178.35 GiB B200, was
+#: here; MLA weights on SM 10.x are now refused by name (the MLA prefill backend's workspace:
+#: ``loader.MLA_PREFILL_WORKSPACE_REFUSAL``), so dryboot plans its KV lines as the oracle does)
+WEIGHTS_EXCEED_THE_GPU: set[tuple[str, str]] = set()
 REFUSED_BY_NAME = {
     # vLLM drops the sinks (fp8_e4m3 is not FLASHMLA_SPARSE's) and selects FLASHINFER_MLA_SPARSE_SM90
     "sparse-fp8-e4m3": "FLASHINFER_MLA_SPARSE_SM90, whose cache layout dryboot does not model",
