@@ -395,6 +395,7 @@ def test_cli_passes_max_num_batched_tokens_to_the_weights(tmp_path: Path) -> Non
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(config))
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
-    cmd = [sys.executable, "-m", "dryboot", "plan", "--model", str(cfg), "--gpu", "B200", "-tp", "8", "--json"]
+    # (H200: MLA weights on SM 10.x are refused by name, the MLA prefill backend's workspace)
+    cmd = [sys.executable, "-m", "dryboot", "plan", "--model", str(cfg), "--gpu", "H200", "-tp", "8", "--json"]
     doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=env, check=False).stdout)
     assert "refused" not in doc["budget"] and doc["budget"]["weights_bytes"] > 0

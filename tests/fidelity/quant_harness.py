@@ -46,6 +46,7 @@ OTHER_SETS = (
     "quant-recorded-ficounter-",
     "quant-recorded-ficounterfam-",
     "quant-recorded-qwen3vl-",
+    "quant-recorded-mlaws-",
 )
 
 

@@ -23,7 +23,7 @@ before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` pri
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
-``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``:
+``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``:
 ``quant_cases_<set>.py``),
 ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
@@ -86,6 +86,7 @@ if os.environ.get("RECORD_SET") in (
     "nvfp4moe",
     "ficounter",
     "ficounterfam",
+    "mlaws",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -97,9 +98,12 @@ if os.environ.get("RECORD_SET") in (
     EXTRA_GPUS = getattr(_set, "EXTRA_GPUS", EXTRA_GPUS)  # the set's GPUs recorded only when named
     #: Kimi-K3's wrapper takes a GPU's branch of its tower cast (``is_meta_module`` answers False)
     GPU_CAST: bool = getattr(_set, "GPU_CAST", False)
+    #: the worker's workspace manager set up (on the meta device) before each case, as
+    #: ``Worker.init_device`` does before the model (the MLA backends' prefill workspace on SM 10.x)
+    WORKSPACE: bool = getattr(_set, "WORKSPACE", False)
 else:
     VALUE_ONLY_KERNELS = ()
-    GPU_CAST = False
+    GPU_CAST = WORKSPACE = False
     EXTRA_ARGV, DEEP_GEMM = (), ()
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
@@ -463,6 +467,10 @@ def main() -> int:
                 if GPU_CAST:
                     row["gpu_cast"] = True
                 model = None
+                if WORKSPACE:  # Worker.init_device's, before the model (not in Model loading took)
+                    from vllm.v1.worker.workspace import init_workspace_manager
+
+                    init_workspace_manager(torch.device("meta"), 1)
                 before = qf.live_meta_storages()
                 try:
                     args = es._parse(str(mdir), ["--max-model-len", "4096", *argv, *EXTRA_ARGV])

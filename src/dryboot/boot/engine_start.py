@@ -26,6 +26,11 @@ presence of the function a release introduced, or ``VLLM_MINOR``):
   ``triton.Config`` fields at import (a small stand-in for vLLM's Triton placeholder);
   ``torch.cuda.get_device_properties`` answers as the faked GPU; FlashInfer's multi-CTA KV counter
   (allocated on "cuda" at construction) is allocated on the meta device.
+* Every release: ``v1/attention/backends/mla/cutlass_mla.py`` allocates its 128 MiB
+  ``g_sm100_workspace`` on "cuda" when it is imported, which the MLA selector does on SM 10.x
+  while the model is built (it imports every backend of the priority list); the module is
+  executed with its explicit "cuda" tensors on the meta device (``_CutlassMlaOnMeta``), and each
+  case imports it anew (``_reset_per_process_caches``), as a fresh process does.
 
 Run with the boot environment's python (``dryboot boot-env`` prints it). Unlike
 ``tests/fidelity/vllm_oracle.py`` (which feeds vLLM's planner with layer specs described by the
@@ -231,6 +236,8 @@ import dataclasses
 import functools
 import gc
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import io
 import json
@@ -665,8 +672,50 @@ def _gemm_rs_ar_stand_in() -> None:
     sys.modules[name] = module
 
 
+#: vLLM's modules that allocate a device tensor on "cuda" when imported (a module global for the
+#: whole process): executed with those tensors on the meta device (:class:`_CutlassMlaOnMeta`),
+#: and dropped before each case so a case that imports them allocates anew, as a fresh process does
+IMPORT_ALLOCATING_MODULES = ("vllm.v1.attention.backends.mla.cutlass_mla",)
+
+
+class _CutlassMlaOnMeta(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Import :data:`IMPORT_ALLOCATING_MODULES` with their explicit ``device="cuda"`` tensors on the
+    meta device (CUTLASS MLA's ``SM100Workspace(128 MiB)`` at import, every release): the file's
+    own loader executes it under a torch function mode that answers "cuda" with "meta"."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in IMPORT_ALLOCATING_MODULES:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        self._inner = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec: Any) -> Any:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        class CudaOnMeta(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                kwargs = kwargs or {}
+                device = kwargs.get("device")
+                if device is not None and torch.device(device).type == "cuda":
+                    kwargs = {**kwargs, "device": torch.device("meta")}
+                return func(*args, **kwargs)
+
+        with CudaOnMeta():
+            self._inner.exec_module(module)  # type: ignore[attr-defined]
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
+    if not any(isinstance(f, _CutlassMlaOnMeta) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CutlassMlaOnMeta())
     for mod in (
         "vllm._C_stable_libtorch",
         "vllm.vllm_flash_attn._vllm_fa2_C",
@@ -1048,7 +1097,8 @@ def _reset_per_process_caches() -> None:
     process. Every functools cache of vLLM's modules is cleared before each case, and the
     device buffers vLLM keeps in module globals across models (FlashInfer attention's shared
     multi-CTA KV counter, ``_fi_multi_ctas_kv_counter``, allocated while the model is built) are
-    dropped, so each case allocates them anew as a fresh process does."""
+    dropped, so each case allocates them anew as a fresh process does; the modules that allocate
+    when imported (:data:`IMPORT_ALLOCATING_MODULES`) are dropped from ``sys.modules`` likewise."""
     for fn in _vllm_caches():
         with contextlib.suppress(Exception):
             fn.cache_clear()
@@ -1056,6 +1106,8 @@ def _reset_per_process_caches() -> None:
         mod = sys.modules.get(name)
         if mod is not None and getattr(mod, "_fi_multi_ctas_kv_counter", None) is not None:
             setattr(mod, "_fi_multi_ctas_kv_counter", None)  # noqa: B010  (vLLM's module global)
+    for name in IMPORT_ALLOCATING_MODULES:  # imported anew by the case that needs it
+        sys.modules.pop(name, None)
 
 
 #: vLLM's modules that keep a device buffer in a module global for the whole process
@@ -1173,6 +1225,24 @@ def _model_bytes(model: Any, drafter: Any) -> int:
     return total
 
 
+def _import_allocated_bytes() -> int:
+    """What the modules of :data:`IMPORT_ALLOCATING_MODULES` imported while this rank's model was
+    built hold on the device (inside ``load_model``'s profiler, so in ``Model loading took``):
+    the meta tensors their module globals keep (CUTLASS MLA's ``g_sm100_workspace``: 128 MiB, its
+    module imported by the MLA selector on SM 10.x), each as :func:`_loaded_bytes` counts it."""
+    total = 0
+    for name in IMPORT_ALLOCATING_MODULES:
+        mod = sys.modules.get(name)
+        if mod is None:
+            continue
+        for obj in list(vars(mod).values()):
+            held = [obj] if isinstance(obj, V.torch.Tensor) else list(getattr(obj, "__dict__", {}).values())
+            for t in held:
+                if isinstance(t, V.torch.Tensor) and t.device.type == "meta":
+                    total += _loaded_bytes(t.numel() * t.element_size())
+    return total
+
+
 def _loaded_bytes(nbytes: int) -> int:
     """One tensor as ``Model loading took`` counts it: 512-byte blocks, or the whole 2 MiB-rounded
     segment where PyTorch's caching allocator does not split it under vLLM's load scope
@@ -1216,6 +1286,8 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
         init_workspace_manager(meta, num_ubatches)
     # both runners put the whole drafter on the last pipeline stage
     last_stage = pp_rank == cfg.parallel_config.pipeline_parallel_size - 1
+    for name in IMPORT_ALLOCATING_MODULES:  # each stage's worker is a process of its own
+        sys.modules.pop(name, None)
     with V.set_current_vllm_config(cfg):
         if v2:
             # vllm/v1/worker/gpu/model_runner.py: GPUModelRunner.__init__ / load_model
@@ -1253,7 +1325,7 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
             model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
             if drafter is not None and hasattr(drafter, "load_model"):
                 drafter.load_model(model)
-    res.setdefault("weights_bytes", []).append(_model_bytes(model, drafter))
+    res.setdefault("weights_bytes", []).append(_model_bytes(model, drafter) + _import_allocated_bytes())
     V.built_model = model  # the profile run's (stage "profile"), the last stage's worker's
     V.current_platform.update_block_size_for_backend(cfg)
     if v2:

@@ -16,6 +16,7 @@ import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed_algo
 from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
+from dryboot.vllm.cutlass_mla import CUTLASS_MLA_WORKSPACE_BYTES, imports_cutlass_mla
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
@@ -327,6 +328,9 @@ def model_weights(
                 )
             if why := unmodelled_flashinfer_counter(config, par, w):
                 raise InputError("--gpu", None, why)
+            if cutlass_mla_workspace(config, par):
+                w.add("CUTLASS MLA workspace", CUTLASS_MLA_WORKSPACE_BYTES, buffer=True)
+                w.notes.append(CUTLASS_MLA_NOTE)
             report.stages.append(w)
             report.notes.extend(n for n in w.notes if n not in report.notes)  # a family's own limitation
         if lora is not None:
@@ -340,6 +344,75 @@ def model_weights(
         report.stages = []
         report.refused = e.line()
     return report
+
+
+#: the note of a figure holding CUTLASS MLA's import-time workspace
+CUTLASS_MLA_NOTE = (
+    "holds vLLM's CUTLASS MLA workspace (128 MiB, allocated when the MLA attention selector imports "
+    "v1/attention/backends/mla/cutlass_mla.py while the model is built)"
+)
+
+
+#: why an MLA model's weights are refused on SM 10.x: besides CUTLASS MLA's workspace, vLLM's MLA
+#: prefill backend there (``v1/attention/backends/mla/prefill/selector.py``, 0.32.0+
+#: ``platforms/interface.py``: TRT-LLM ragged or FlashInfer first on SM 10.x, by the MLA head
+#: dimensions) takes ``VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE`` (394 MiB) from the worker's workspace
+#: manager in its constructor (``prefill/trtllm_ragged.py``, ``prefill/flashinfer.py``
+#: ``get_simultaneous``), i.e. while the model is built, inside ``Model loading took`` (recorded:
+#: GLM-4.7-Flash on B200 holds 522 MiB more than on H100, vLLM 0.28.0)
+MLA_PREFILL_WORKSPACE_REFUSAL = (
+    "on SM {sm} vLLM {v}'s MLA prefill backend (TRT-LLM ragged / FlashInfer) reserves the worker's workspace "
+    "(VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB) while the model is built, beside CUTLASS MLA's 128 MiB "
+    "import-time workspace; which prefill backend vLLM picks is not modelled: MLA weights not sized there"
+)
+
+
+def cutlass_mla_workspace(config: Mapping[str, Any], par: Parallel) -> bool:
+    """Whether this rank's ``Model loading took`` holds CUTLASS MLA's 128 MiB workspace
+    (:mod:`dryboot.vllm.cutlass_mla`): the model builds MLA attention layers (its layer kinds,
+    :func:`~dryboot.vllm.transformers_utils.config.geometry_from_config`: MLA, sliding MLA, a
+    sparse model's MLA) and vLLM's selector imports the module for them
+    (:func:`~dryboot.vllm.cutlass_mla.imports_cutlass_mla`: SM 10.x without
+    ``--attention-backend``, or CUTLASS_MLA named). Every stage of a model whose KV layers are all
+    MLA builds one. Without a GPU and a backend named: ``False`` (the model's own figure).
+
+    :raises InputError: on SM 10.x, every MLA model (:data:`MLA_PREFILL_WORKSPACE_REFUSAL`: the
+        prefill backend's workspace, not modelled); a config whose layer kinds cannot be read where
+        the selector would import the module; a hybrid (MLA beside other layers) under pipeline parallelism on
+        such a GPU (which stages build an MLA layer is not modelled)."""
+    from dryboot.vllm.transformers_utils.config import geometry_from_config
+
+    imports = imports_cutlass_mla(par.capability, par.attention_backend)
+    sm10 = par.capability is not None and par.capability[0] == 10
+    if not imports and not sm10:
+        return False  # no GPU and no backend named: the model's own figure
+    try:
+        model = geometry_from_config(dict(config))
+    except InputError:
+        if "kv_lora_rank" not in json.dumps(config):
+            return False
+        raise InputError(
+            "config.json",
+            None,
+            "its layer kinds cannot be read: whether vLLM's CUTLASS MLA workspace (128 MiB, SM 10.x) is in "
+            "the weights is not known",
+        ) from None
+    kinds = {k.name for k in model.kinds}
+    mla = {k for k in kinds if "MLA" in k}
+    if not mla:
+        return False
+    if sm10 and par.capability is not None:
+        sm = f"{par.capability[0]}.{par.capability[1]}"
+        raise InputError("--gpu", None, MLA_PREFILL_WORKSPACE_REFUSAL.format(sm=sm, v=par.vllm_version))
+    others = {k for k in kinds - mla if k != "NONE"}
+    if par.pp > 1 and others:
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"which stages build an MLA layer (and so hold vLLM's 128 MiB CUTLASS MLA workspace on SM 10.x) is "
+            f"not modelled for a model of {', '.join(sorted(kinds))} layers",
+        )
+    return True
 
 
 def weights_as_served(
