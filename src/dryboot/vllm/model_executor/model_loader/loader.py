@@ -380,6 +380,7 @@ def cutlass_mla_workspace(config: Mapping[str, Any], par: Parallel) -> bool:
         prefill backend's workspace, not modelled); a config whose layer kinds cannot be read where
         the selector would import the module; a hybrid (MLA beside other layers) under pipeline parallelism on
         such a GPU (which stages build an MLA layer is not modelled)."""
+    # at call: the config reader imports the model families, whose walks import this loader
     from dryboot.vllm.transformers_utils.config import geometry_from_config
 
     imports = imports_cutlass_mla(par.capability, par.attention_backend)
