@@ -174,7 +174,8 @@ What is faked, and why (nothing else is):
   not run (it does not touch KV specs).
 * **Sparse attention (DSA indexer) models.** Their top-k indices buffer, allocated on "cuda" at
   construction, is allocated on the meta device (only for configs with ``index_topk``); the
-  indexer's DeepGEMM check answers as the CUDA wheel, which vendors DeepGEMM; the worker's
+  indexer's DeepGEMM check (and GLM-5.3-Flash's kpool indexer's) answers as the CUDA wheel, which
+  vendors DeepGEMM (0.30.0-0.32.0's boot environments cannot load it); the worker's
   workspace manager is initialised (on the meta device) before the model, as ``Worker.init_device``
   does, and ``torch.accelerator.empty_cache`` (called when a workspace grows) does nothing.
 * **Transformers modeling backend.** The parameters it materializes from the meta device
