@@ -1,6 +1,6 @@
 """The tiny GLM-5.3-Flash configs (``Glm5NextForCausalLM``, vLLM 0.33.0's ``vllm/models/glm5next``)
 that back its plan (``models/glm5next.py``), and the flags and GPU each is started with:
-``record_glm5next.py`` records vLLM 0.33.0's engine start, ``test_glm5next.py`` checks dryboot
+``record_glm5next.py`` records vLLM 0.33.0's engine start (and 0.30.0-0.32.0's), ``test_glm5next.py`` checks dryboot
 against it.
 
 The configs (``data/glm5next/configs/<name>.json``) are stand-ins written for these tests: no published
@@ -27,9 +27,12 @@ DATA = HERE / "data" / "glm5next"
 CONFIGS = DATA / "configs"
 VERSION = "0.33.0"
 RECORD = DATA / f"vllm-{VERSION}.json"
-#: the other releases whose registries list the architecture (``vllm/models/glm5next``): their engine
-#: start is recorded on the cases without a GPU of their own (``data/glm5next/vllm-<release>.json``)
+#: the other releases whose registries list the architecture (``vllm/models/glm5next``), recorded in
+#: ``data/glm5next/vllm-<release>.json``: 0.32.0 (planned) on every case, 0.30.0 / 0.31.0 (refused by name)
+#: on the cases without a GPU of their own
 EARLIER = ("0.30.0", "0.31.0", "0.32.0")
+#: the releases whose every case is recorded (dryboot plans the architecture there)
+EVERY_CASE = (VERSION, "0.32.0")
 
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 
@@ -119,8 +122,8 @@ def record_path(version: str = VERSION) -> Path:
 
 
 def cases_for(version: str) -> dict[str, tuple[str, list[str], str | None]]:
-    """The cases recorded on ``version``: every one on 0.33.0, the default GPU's on the others."""
-    return CASES if version == VERSION else {k: v for k, v in CASES.items() if v[2] is None}
+    """The cases recorded on ``version``: every one on :data:`EVERY_CASE`, the default GPU's on the others."""
+    return CASES if version in EVERY_CASE else {k: v for k, v in CASES.items() if v[2] is None}
 
 
 def recorded(version: str = VERSION) -> dict[str, dict[str, Any]]:

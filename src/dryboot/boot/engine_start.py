@@ -179,7 +179,8 @@ What is faked, and why (nothing else is):
   not run (it does not touch KV specs).
 * **Sparse attention (DSA indexer) models.** Their top-k indices buffer, allocated on "cuda" at
   construction, is allocated on the meta device (only for configs with ``index_topk``); the
-  indexer's DeepGEMM check answers as the CUDA wheel, which vendors DeepGEMM; the worker's
+  indexer's DeepGEMM check (and GLM-5.3-Flash's kpool indexer's) answers as the CUDA wheel, which
+  vendors DeepGEMM (0.30.0-0.32.0's boot environments cannot load it); the worker's
   workspace manager is initialised (on the meta device) before the model, as ``Worker.init_device``
   does, and ``torch.accelerator.empty_cache`` (called when a workspace grows) does nothing.
 * **Transformers modeling backend.** The parameters it materializes from the meta device
@@ -585,6 +586,30 @@ def _triton_extra_stand_in() -> None:
     tl.extra = _Absent("triton.language.extra")  # type: ignore[attr-defined]
 
 
+#: the modules whose sparse-attention indexer asks ``has_deep_gemm()`` as it is built (GLM-5.3-Flash's)
+_KPOOL_INDEXER_MODULES = frozenset(
+    {"vllm.model_executor.layers.sparse_attn_indexer_kpool", "vllm.models.glm5next.nvidia.sparse_indexer"}
+)
+
+
+def _kpool_deep_gemm_stand_in() -> None:
+    """``vllm.utils.deep_gemm.has_deep_gemm`` answering as a CUDA box's (True) to the kpool indexer's
+    modules, which import it later (with the model), and as before to every other caller."""
+    try:
+        import vllm.utils.deep_gemm as deep_gemm
+    except ImportError:
+        return
+    original = getattr(deep_gemm, "has_deep_gemm", None)
+    if original is None:
+        return
+
+    def has_deep_gemm() -> bool:
+        caller = sys._getframe(1).f_globals.get("__name__")
+        return caller in _KPOOL_INDEXER_MODULES or bool(original())
+
+    deep_gemm.has_deep_gemm = has_deep_gemm
+
+
 def _step5_adapter_stand_in(torch: Any) -> None:
     """Build 0.33.0's Step5 DSA layers without a device (see the module docstring): while a
     ``Step5DSAAttentionImpl`` is constructed, ``torch.accelerator.current_device_index()`` answers 0
@@ -858,6 +883,12 @@ def _install() -> None:
         sparse_indexer = None
     if sparse_indexer is not None and hasattr(sparse_indexer, "has_deep_gemm"):
         sparse_indexer.has_deep_gemm = lambda: True  # type: ignore[attr-defined]
+    # GLM-5.3-Flash's kpool indexer (``SparseAttnIndexerKpool.__init__``: 0.30.0's
+    # ``model_executor/layers/sparse_attn_indexer_kpool.py``, 0.31+'s
+    # ``models/glm5next/nvidia/sparse_indexer.py``) asks the same of ``vllm.utils.deep_gemm``
+    # when it is imported with the model; the 0.30.0-0.32.0 boot environments cannot load the
+    # vendored library (0.33.0's can), a CUDA box can. Only those two modules get the answer.
+    _kpool_deep_gemm_stand_in()
 
     _step5_adapter_stand_in(torch)
     _lamport_bindings_stand_in()

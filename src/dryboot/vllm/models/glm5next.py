@@ -31,14 +31,15 @@ transformers' ``Glm5NextTextConfig``, model_type ``glm5_next_text``).
 
 * The MLA layers' backend by GPU (:func:`handed_backend`): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90`` (one-row
   pages; ``FLASH_ATTN_MLA_SPARSE`` for a float16 model), SM 10.x ``FLASHINFER_MLA_SPARSE`` (32-row pages, an
-  ``auto`` cache taken as fp8 by ``Glm5NextModelConfig``); SM 8.x and SM 12.x find none (vLLM's ValueError).
+  ``auto`` cache taken as fp8 by 0.33.0's ``Glm5NextModelConfig``, kept by 0.32.0); SM 8.x and SM 12.x find
+  none (vLLM's ValueError).
 * Under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its pool from
   its own; a stage without an indexed layer is vLLM's AssertionError (the workers' layouts disagree).
 
-Planned on vLLM 0.33.0 (recorded: ``tests/fidelity/data/glm5next/`` and the architecture's flag
-sets in ``data/release-architectures/``, its wrapper's too) on tiny stand-in configs: no published
-config.json of GLM-5.3-Flash was found. 0.30.0-0.32.0 list it, but their engine start cannot build its
-sparse indexer offline (DeepGEMM required): refused by name (:func:`engine_args`). Not verified, refused by
+Planned on vLLM 0.32.0 and 0.33.0 (recorded: ``tests/fidelity/data/glm5next/`` and, on 0.33.0, the
+architecture's flag sets in ``data/release-architectures/``, its wrapper's too) on tiny stand-in configs:
+no published config.json of GLM-5.3-Flash was found. 0.30.0 and 0.31.0 list it but build every layer as
+an indexed one (recorded): refused by name (:func:`engine_args`). Not verified, refused by
 name: drafting other than n-gram and the hidden-state cache (the MTP module among them), decode context
 parallelism, ``--prefix-match-unit``, a named backend other than ``FLASHINFER_MLA_SPARSE_SM90``, a float16
 model off SM 9.x, dense MLA (``index_topk`` null).
@@ -66,11 +67,15 @@ from dryboot.vllm.versions import VersionRules
 LINEAR = "linear_attention"
 INDEXED = "indexed_attention"
 #: the releases whose engine start verified the layout
-RELEASES = frozenset({"0.33.0"})
-#: the other releases whose registries list it: their engine start fails building its sparse indexer
-#: offline (it asks for DeepGEMM, which 0.33.0 vendors and their environments lack; recorded on 0.32.0's
-#: cases, checked on 0.30.0 and 0.31.0); other releases lack it (``absent_from_release``)
-UNBUILT_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0"})
+RELEASES = frozenset({"0.32.0", "0.33.0"})
+#: the other releases whose registries list it: their engine start (the indexer's DeepGEMM check
+#: answered as a CUDA box's) builds every layer as an indexed one, whose tail rings join the MLA group as
+#: full attention (recorded: ``data/glm5next/vllm-<release>.json``): not modelled, refused by name; other
+#: releases lack it (``absent_from_release``)
+UNMODELLED_RELEASES = frozenset({"0.30.0", "0.31.0"})
+#: the releases whose ``Glm5NextModelConfig`` (``model_executor/models/config.py``) takes an ``auto`` cache
+#: as fp8 on SM 10.x (0.32.0 has no such hook: ``auto`` stays the model dtype there; recorded)
+AUTO_FP8_RELEASES = frozenset({"0.33.0"})
 #: bytes of one indexer scale and the values it scales (``Indexer.quant_block_size``)
 SCALE_BYTES = 4
 #: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
@@ -260,21 +265,22 @@ def _caches(model: ModelGeometry) -> Glm5NextCaches:
 
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
-    """The flags as GLM-5.3-Flash's config hook leaves them (``Glm5NextModelConfig``: an ``auto`` KV
-    cache is fp8 on SM 10.x, its sparse indexer being set).
+    """The flags as GLM-5.3-Flash's config hook leaves them (``Glm5NextModelConfig``, 0.33.0: an ``auto`` KV
+    cache is fp8 on SM 10.x, its sparse indexer being set; 0.32.0 keeps ``auto``).
 
-    :raises InputError: a release whose engine start cannot build the model offline (0.30.0-0.32.0)."""
+    :raises InputError: a release whose layout is not modelled (0.30.0, 0.31.0: every layer indexed)."""
     version = args.vllm_version
-    if version in UNBUILT_RELEASES:
+    if version in UNMODELLED_RELEASES:
         raise InputError(
             "--vllm-version",
             version,
-            f"{model.architecture} on vLLM {version} is not modelled: that release's engine start cannot build it "
-            "offline (RuntimeError: Sparse Attention Indexer CUDA op requires DeepGEMM to be installed; recorded, "
-            "tests/fidelity/data/glm5next/), so its caches there are not verified (planned: vLLM "
-            f"{', '.join(sorted(RELEASES))})",
+            f"{model.architecture} on vLLM {version} is not modelled: that release builds every layer as an indexed "
+            "(sparse MLA) layer, none as KDA, and treats the tail rings as full attention ('KV cache page sizes "
+            "cannot be unified; treating sliding-window layers as full attention'; recorded, "
+            f"tests/fidelity/data/glm5next/) (planned: vLLM {', '.join(sorted(RELEASES))})",
         )
-    if args.device.capability[0] == 10 and (args.kv_cache_dtype or "auto") == "auto":
+    auto = (args.kv_cache_dtype or "auto") == "auto"
+    if version in AUTO_FP8_RELEASES and args.device.capability[0] == 10 and auto:
         # Glm5NextModelConfig.verify_and_update_config: "Using fp8 KV cache for GLM-5.3-Flash" on SM 10.x
         return replace(args, kv_cache_dtype="fp8")
     return args

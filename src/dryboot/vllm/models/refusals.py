@@ -219,8 +219,9 @@ FLINT = (
     "a bfloat16 model and an auto / bfloat16 KV cache, and its fused decode kernel writes the cache in FlashInfer's "
     "layout), which vLLM 0.33.0 selects for its attention sinks on SM 10.x only (on SM 9.0 it picks FLASH_ATTN and "
     "the class asserts; a forced FLASHINFER is refused: 'attention sinks not supported'); on SM 10.x at TP 1 the "
-    "class builds its CuTe DSL decode kernels (cutlass, absent from the oracle's environment), at TP 2+ the oracle "
-    "on a faked B200 builds it (probed, not recorded): its per-layer sliding windows with sinks are not modelled, "
+    "class builds its CuTe DSL decode kernels (cutlass: nvidia-cutlass-dsl, a requirement of the 0.33.0 wheel, so "
+    "a B200 serves it, but absent from the oracle's environment), at TP 2+ the oracle on a faked B200 builds it "
+    "(probed, not recorded): its per-layer sliding windows with sinks and FlashInfer's pages are not modelled, "
     "not planned"
 )
 K2_HORIZON = (

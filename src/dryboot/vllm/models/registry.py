@@ -714,9 +714,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # on the 0.33.0 cases); 0.28.0-0.31.0 were not recorded
     "Dots3NoteForCausalLM": ("0.33.0",),
     # GLM-5.3-Flash (vllm/models/glm5next, in 0.30.0-0.33.0's registries): its KDA states beside sparse
-    # MLA with the kpool indexer's key cache and tail ring, repeat-packed, verified on 0.33.0's engine
-    # start (tiny stand-in configs, tests/fidelity/data/glm5next/)
-    "Glm5NextForCausalLM": ("0.33.0",),
+    # MLA with the kpool indexer's key cache and tail ring, repeat-packed, verified on 0.32.0 and 0.33.0's engine
+    # start (tiny stand-in configs, tests/fidelity/data/glm5next/; the wrapper on 0.33.0 only)
+    "Glm5NextForCausalLM": ("0.32.0", "0.33.0"),
     "Glm5NextForConditionalGeneration": ("0.33.0",),
 }
 
