@@ -686,7 +686,11 @@ def linear_bytes(
             return out
         bn, bk = quant.block
         split_out = tp > 1 and split == "column"
-        for p in parts if split_out else parts[:-1]:
+        # a column-parallel layer of several parts (QKVParallelLinear, MergedColumnParallelLinear)
+        # with any part off the block skips vLLM's check (linear.py
+        # _maybe_allow_fp8_block_shape_mismatch, 0.27.1-0.33.0): the check never refuses it
+        checked = () if split == "column" and len(parts) > 1 else parts if split_out else parts[:-1]
+        for p in checked:
             if p % bn:
                 raise InputError(
                     "--tensor-parallel-size",
@@ -2839,7 +2843,17 @@ FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2", "gemma4", *FP8_GDN_FAMILIES}
+FP8_CHECKED_FAMILIES = {
+    "llama",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "glm4_moe",
+    "minimax_m2",
+    "gemma4",
+    "mimo_v2_flash",
+    *FP8_GDN_FAMILIES,
+}
 #: families of :data:`FP8_CHECKED_FAMILIES` recorded on fewer releases (GLM-4.5's block layers:
 #: quant_cases_moe.py / quant_cases_fp8.py on 0.30.0 and 0.33.0, answered on 0.27.1 / 0.28.0 as
 #: before; not recorded on 0.29.0 / 0.31.0 / 0.32.0)
