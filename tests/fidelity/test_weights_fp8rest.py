@@ -63,6 +63,20 @@ def test_corpus_size() -> None:
         assert (v, MIMO, "H100", "8") in exact
 
 
+def test_minimax_m3_nvfp4_on_0_28() -> None:
+    """nvidia/MiniMax-M3-NVFP4 on vLLM 0.28.0 at TP 8: exact on SM 8.9 and 9.0 (Marlin MXFP8 linear
+    layers, 240, and NVFP4 Marlin experts, 57 MoE layers, with their per-layer workspaces); on SM 9.0
+    with 0.33.0 (Humming ahead of Marlin) refused by name."""
+    for gpu in ("RTX 4090", "H100"):
+        row = RECORDED["0.28.0"][f"{MINIMAX_M3} {gpu} --tensor-parallel-size 8"]
+        assert row["kernels"] == {"MarlinMxfp8LinearKernel": 240, "ModelOptNvFp4FusedMoE": 57}, row["kernels"]
+        assert_weights(dryboot_weights(fr.CONFIGS, row, "0.28.0"), row, None)
+    refused = model_weights(
+        fr.CONFIGS / MINIMAX_M3, tp=8, compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0"
+    )
+    assert "HummingMxfp8LinearKernel" in (refused.refused or ""), refused.refused
+
+
 def test_kernels_are_vllms() -> None:
     """MiMo-V2-Flash: 98 ``Fp8LinearMethod`` layers (48 ``qkv_proj`` / ``o_proj`` and the one dense
     MLP's two), 47 ``Fp8MoEMethod`` blocks, ``Fp8KVCacheMethod`` on all 48 attention layers."""
@@ -84,11 +98,13 @@ def test_refused_by_name() -> None:
     assert "pipeline or expert" in (model_weights(mimo, pp=2, compute_capability=(9, 0), sm_count=132).refused or "")
 
 
-def test_plan_h200_gives_the_weights() -> None:
-    """``plan --gpu H200 -tp 8`` on the published MiMo-V2-Flash prints vLLM's figure (vLLM 0.28.0)."""
-    code, out = plan_output(fr.CONFIGS / MIMO, "H200", "--tensor-parallel-size", "8")
-    want = RECORDED["0.28.0"][f"{MIMO} H100 --tensor-parallel-size 8"]["allocated_bytes"]
-    assert code in (0, 1) and f"{want:,} bytes" in out, out[-2000:]
+@pytest.mark.parametrize("config", [MIMO, MINIMAX_M3])
+def test_plan_h200_gives_the_weights(config: str) -> None:
+    """``plan --gpu H200 -tp 8`` on the published config prints vLLM's figure (vLLM 0.28.0; the H100
+    row: the same SM 9.0 and SM count)."""
+    code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", "8")
+    want = RECORDED["0.28.0"][f"{config} H100 --tensor-parallel-size 8"]["allocated_bytes"]
+    assert f"{want:,} bytes" in out, out[-2000:]
     assert "Weights: not given" not in out
 
 
