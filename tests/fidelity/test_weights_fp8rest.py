@@ -102,7 +102,7 @@ def test_refused_by_name() -> None:
 def test_plan_h200_gives_the_weights(config: str) -> None:
     """``plan --gpu H200 -tp 8`` on the published config prints vLLM's figure (vLLM 0.28.0; the H100
     row: the same SM 9.0 and SM count)."""
-    code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", "8")
+    _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", "8")
     want = RECORDED["0.28.0"][f"{config} H100 --tensor-parallel-size 8"]["allocated_bytes"]
     assert f"{want:,} bytes" in out, out[-2000:]
     assert "Weights: not given" not in out
