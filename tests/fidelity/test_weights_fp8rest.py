@@ -63,6 +63,30 @@ def test_corpus_size() -> None:
         assert (v, MIMO, "H100", "8") in exact
 
 
+def test_laguna() -> None:
+    """Laguna-S-2.1-FP8 exact on 0.27.1 and 0.30.0 (SM 8.9 / 9.0, TP 1) and 0.33.0 (SM 8.6 / 8.9 / 9.0 at
+    TP 1 and 8: on SM 8.x FlashInfer's two KV counters, 48- and 72-head layers); Laguna-XS.2-FP8 (offline
+    Hadamard transforms) exact on 0.33.0 at TP 1, and at TP 8 refused as vLLM refuses it (its shared
+    expert's 64 rows per rank off the 128-row blocks)."""
+    for v, gpus, tps in (
+        ("0.27.1", ("RTX 4090", "H100"), ("1",)),
+        ("0.30.0", ("RTX 4090", "H100"), ("1",)),
+        ("0.33.0", ("RTX 3090", "RTX 4090", "H100"), ("1", "8")),
+    ):
+        for gpu in gpus:
+            for tp in tps:
+                row = RECORDED[v][f"{LAGUNA_S} {gpu} --tensor-parallel-size {tp}"]
+                assert_weights(dryboot_weights(fr.CONFIGS, row, v), row, None)
+    for gpu in ("RTX 3090", "RTX 4090", "H100"):
+        row = RECORDED["0.33.0"][f"{LAGUNA_XS} {gpu} --tensor-parallel-size 1"]
+        assert_weights(dryboot_weights(fr.CONFIGS, row, "0.33.0"), row, None)
+        row = RECORDED["0.33.0"][f"{LAGUNA_XS} {gpu} --tensor-parallel-size 8"]
+        assert not row["ok"] and "output_partition_size = 64" in row["error"]
+        assert_weights(dryboot_weights(fr.CONFIGS, row, "0.33.0"), row, "output size per rank (64)")
+    counters = RECORDED["0.33.0"][f"{LAGUNA_S} RTX 3090 --tensor-parallel-size 1"]["allocated_bytes"]
+    assert counters - RECORDED["0.33.0"][f"{LAGUNA_S} H100 --tensor-parallel-size 1"]["allocated_bytes"] > 3_932_160
+
+
 def test_minimax_m3_nvfp4_on_0_28() -> None:
     """nvidia/MiniMax-M3-NVFP4 on vLLM 0.28.0 at TP 8: exact on SM 8.9 and 9.0 (Marlin MXFP8 linear
     layers, 240, and NVFP4 Marlin experts, 57 MoE layers, with their per-layer workspaces); on SM 9.0
@@ -96,14 +120,26 @@ def test_refused_by_name() -> None:
     mimo = fr.CONFIGS / MIMO
     assert "name the GPU" in (model_weights(mimo).refused or "")
     assert "pipeline or expert" in (model_weights(mimo, pp=2, compute_capability=(9, 0), sm_count=132).refused or "")
+    laguna = fr.CONFIGS / LAGUNA_S
+    assert "name the GPU" in (model_weights(laguna).refused or "")
+    refused = model_weights(laguna, compute_capability=(9, 0), sm_count=132, vllm_version="0.28.0").refused or ""
+    assert "checked on vLLM 0.27.1, 0.30.0, 0.33.0 only" in refused, refused
+    refused = model_weights(laguna, compute_capability=(10, 0), sm_count=148, vllm_version="0.30.0").refused or ""
+    assert "SM 8.6, 8.9, 9.0 only" in refused, refused
 
 
-@pytest.mark.parametrize("config", [MIMO, MINIMAX_M3])
+@pytest.mark.parametrize("config", [MIMO, MINIMAX_M3, LAGUNA_S, LAGUNA_XS])
 def test_plan_h200_gives_the_weights(config: str) -> None:
-    """``plan --gpu H200 -tp 8`` on the published config prints vLLM's figure (vLLM 0.28.0; the H100
-    row: the same SM 9.0 and SM count)."""
-    _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", "8")
-    want = RECORDED["0.28.0"][f"{config} H100 --tensor-parallel-size 8"]["allocated_bytes"]
+    """``plan --gpu H200 -tp 8`` on the published config prints vLLM's figure (the H100 row: the same
+    SM 9.0 and SM count): vLLM 0.28.0, plan's default, for MiMo-V2-Flash and MiniMax-M3-NVFP4; Laguna's
+    on 0.33.0 (0.28.0 not recorded: refused by name), XS.2 at TP 1 (at TP 8 vLLM refuses it)."""
+    if config.startswith("poolside"):
+        v, tp = "0.33.0", "1" if config == LAGUNA_XS else "8"
+        _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", tp, "--vllm-version", v)
+    else:
+        v, tp = "0.28.0", "8"
+        _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", tp)
+    want = RECORDED[v][f"{config} H100 --tensor-parallel-size {tp}"]["allocated_bytes"]
     assert f"{want:,} bytes" in out, out[-2000:]
     assert "Weights: not given" not in out
 

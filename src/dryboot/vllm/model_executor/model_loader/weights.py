@@ -656,9 +656,14 @@ def linear_bytes(
     *,
     tp: int = 1,
     split: str = "column",
+    mismatch_allowed: bool = True,
 ) -> list[tuple[str, int]]:
     """The tensors one linear layer's quant method creates on a rank: ``k`` input features and
     output ``parts`` (a merged layer's logical shards, per rank), as (kind, bytes).
+    ``mismatch_allowed``: a column-parallel layer of several parts with one off the block skips
+    vLLM's block check (``Fp8Config``'s ``weight_block_size``, read by ``linear.py``
+    ``_maybe_allow_fp8_block_shape_mismatch``); ``False`` for compressed-tensors' fp8 blocks, whose
+    config has no such attribute, so every such layer is checked.
 
     Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
     plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
@@ -689,7 +694,8 @@ def linear_bytes(
         # a column-parallel layer of several parts (QKVParallelLinear, MergedColumnParallelLinear)
         # with any part off the block skips vLLM's check (linear.py
         # _maybe_allow_fp8_block_shape_mismatch, 0.27.1-0.33.0): the check never refuses it
-        checked = () if split == "column" and len(parts) > 1 else parts if split_out else parts[:-1]
+        skipped = mismatch_allowed and split == "column" and len(parts) > 1
+        checked = () if skipped else parts if split_out else parts[:-1]
         for p in checked:
             if p % bn:
                 raise InputError(
@@ -2754,6 +2760,9 @@ def _linear(
             return linear_bytes(Quant(), k, parts, ab) + plain
         if quant.method == "fp8" and quant.block is not None:  # vLLM's block-shape check (validate_fp8_block_shape)
             linear_bytes(quant, k, parts, ab, tp=tp, split=split)
+        elif scheme.kind == "fp8" and scheme.strategy == "block" and scheme.block is not None:
+            # compressed-tensors' W8A8 fp8 blocks run the same check, every merged layer included
+            linear_bytes(Quant("fp8", block=scheme.block), k, parts, ab, tp=tp, split=split, mismatch_allowed=False)
         return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab, bias=bias)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split, bias=bias)
