@@ -64,12 +64,14 @@ def test_corpus_size() -> None:
 
 
 def test_laguna() -> None:
-    """Laguna-S-2.1-FP8 exact on 0.27.1 and 0.30.0 (SM 8.9 / 9.0, TP 1) and 0.33.0 (SM 8.6 / 8.9 / 9.0 at
-    TP 1 and 8: on SM 8.x FlashInfer's two KV counters, 48- and 72-head layers); Laguna-XS.2-FP8 (offline
-    Hadamard transforms) exact on 0.33.0 at TP 1, and at TP 8 refused as vLLM refuses it (its shared
-    expert's 64 rows per rank off the 128-row blocks)."""
+    """Laguna-S-2.1-FP8 exact on 0.27.1 and 0.30.0 (SM 8.9 / 9.0, TP 1), 0.28.0 (TP 1 and 8) and
+    0.33.0 (SM 8.6 / 8.9 / 9.0 at TP 1 and 8: on SM 8.x FlashInfer's two KV counters, 48- and 72-head
+    layers); Laguna-XS.2-FP8 (offline Hadamard transforms) exact at TP 1 on 0.27.1, 0.28.0, 0.30.0 and
+    0.33.0, and at TP 8 refused as vLLM refuses it (its shared expert's 64 rows per rank off the
+    128-row blocks)."""
     for v, gpus, tps in (
         ("0.27.1", ("RTX 4090", "H100"), ("1",)),
+        ("0.28.0", ("RTX 4090", "H100"), ("1", "8")),
         ("0.30.0", ("RTX 4090", "H100"), ("1",)),
         ("0.33.0", ("RTX 3090", "RTX 4090", "H100"), ("1", "8")),
     ):
@@ -122,23 +124,19 @@ def test_refused_by_name() -> None:
     assert "pipeline or expert" in (model_weights(mimo, pp=2, compute_capability=(9, 0), sm_count=132).refused or "")
     laguna = fr.CONFIGS / LAGUNA_S
     assert "name the GPU" in (model_weights(laguna).refused or "")
-    refused = model_weights(laguna, compute_capability=(9, 0), sm_count=132, vllm_version="0.28.0").refused or ""
-    assert "checked on vLLM 0.27.1, 0.30.0, 0.33.0 only" in refused, refused
+    refused = model_weights(laguna, compute_capability=(9, 0), sm_count=132, vllm_version="0.29.0").refused or ""
+    assert "checked on vLLM 0.27.1, 0.28.0, 0.30.0, 0.33.0 only" in refused, refused
     refused = model_weights(laguna, compute_capability=(10, 0), sm_count=148, vllm_version="0.30.0").refused or ""
     assert "SM 8.6, 8.9, 9.0 only" in refused, refused
 
 
 @pytest.mark.parametrize("config", [MIMO, MINIMAX_M3, LAGUNA_S, LAGUNA_XS])
 def test_plan_h200_gives_the_weights(config: str) -> None:
-    """``plan --gpu H200 -tp 8`` on the published config prints vLLM's figure (the H100 row: the same
-    SM 9.0 and SM count): vLLM 0.28.0, plan's default, for MiMo-V2-Flash and MiniMax-M3-NVFP4; Laguna's
-    on 0.33.0 (0.28.0 not recorded: refused by name), XS.2 at TP 1 (at TP 8 vLLM refuses it)."""
-    if config.startswith("poolside"):
-        v, tp = "0.33.0", "1" if config == LAGUNA_XS else "8"
-        _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", tp, "--vllm-version", v)
-    else:
-        v, tp = "0.28.0", "8"
-        _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", tp)
+    """``plan --gpu H200 -tp 8`` on the published config prints vLLM's figure (vLLM 0.28.0, plan's
+    default; the H100 row: the same SM 9.0 and SM count)."""
+    # Laguna-XS.2 at TP 1 (at TP 8 vLLM refuses it, above)
+    v, tp = "0.28.0", "1" if config == LAGUNA_XS else "8"
+    _code, out = plan_output(fr.CONFIGS / config, "H200", "--tensor-parallel-size", tp)
     want = RECORDED[v][f"{config} H100 --tensor-parallel-size {tp}"]["allocated_bytes"]
     assert f"{want:,} bytes" in out, out[-2000:]
     assert "Weights: not given" not in out

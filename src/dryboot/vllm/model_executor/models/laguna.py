@@ -216,7 +216,7 @@ def _quant_on_gpu(quant: W.Quant, config: Mapping[str, Any], par: W.Parallel) ->
 
 
 #: the releases and GPUs (SM) whose quantized Laguna layouts are recorded (quant_cases_fp8rest.py)
-QUANT_RELEASES = ("0.27.1", "0.30.0", "0.33.0")
+QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 QUANT_SMS = (86, 89, 90)
 
 
