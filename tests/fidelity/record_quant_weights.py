@@ -23,7 +23,7 @@ before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` pri
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
-``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``:
+``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``fp8rest``:
 ``quant_cases_<set>.py``),
 ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
@@ -87,6 +87,7 @@ if os.environ.get("RECORD_SET") in (
     "ficounter",
     "ficounterfam",
     "mlaws",
+    "fp8rest",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -407,10 +408,11 @@ def main() -> int:
             if hasattr(k3, "is_meta_module"):
                 k3.is_meta_module = lambda module: False
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe") or any(
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest") or any(
         mxfp4_config(p) for p in _named(QUANT_CONFIGS)
     ):
-        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets), gpt-oss's (the first set's MXFP4 configs)
+        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets; Laguna's, fp8rest), gpt-oss's (the first
+        # set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
 
     if os.environ.get("RECORD_MXFP4_NATIVE"):

@@ -656,9 +656,14 @@ def linear_bytes(
     *,
     tp: int = 1,
     split: str = "column",
+    mismatch_allowed: bool = True,
 ) -> list[tuple[str, int]]:
     """The tensors one linear layer's quant method creates on a rank: ``k`` input features and
     output ``parts`` (a merged layer's logical shards, per rank), as (kind, bytes).
+    ``mismatch_allowed``: a column-parallel layer of several parts with one off the block skips
+    vLLM's block check (``Fp8Config``'s ``weight_block_size``, read by ``linear.py``
+    ``_maybe_allow_fp8_block_shape_mismatch``); ``False`` for compressed-tensors' fp8 blocks, whose
+    config has no such attribute, so every such layer is checked.
 
     Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
     plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
@@ -686,7 +691,12 @@ def linear_bytes(
             return out
         bn, bk = quant.block
         split_out = tp > 1 and split == "column"
-        for p in parts if split_out else parts[:-1]:
+        # a column-parallel layer of several parts (QKVParallelLinear, MergedColumnParallelLinear)
+        # with any part off the block skips vLLM's check (linear.py
+        # _maybe_allow_fp8_block_shape_mismatch, 0.27.1-0.33.0): the check never refuses it
+        skipped = mismatch_allowed and split == "column" and len(parts) > 1
+        checked = () if skipped else parts if split_out else parts[:-1]
+        for p in checked:
             if p % bn:
                 raise InputError(
                     "--tensor-parallel-size",
@@ -2800,6 +2810,9 @@ def _linear(
             return linear_bytes(Quant(), k, parts, ab) + plain
         if quant.method == "fp8" and quant.block is not None:  # vLLM's block-shape check (validate_fp8_block_shape)
             linear_bytes(quant, k, parts, ab, tp=tp, split=split)
+        elif scheme.kind == "fp8" and scheme.strategy == "block" and scheme.block is not None:
+            # compressed-tensors' W8A8 fp8 blocks run the same check, every merged layer included
+            linear_bytes(Quant("fp8", block=scheme.block), k, parts, ab, tp=tp, split=split, mismatch_allowed=False)
         return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab, bias=bias)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split, bias=bias)
@@ -2889,7 +2902,17 @@ FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2", "gemma4", *FP8_GDN_FAMILIES}
+FP8_CHECKED_FAMILIES = {
+    "llama",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "glm4_moe",
+    "minimax_m2",
+    "gemma4",
+    "mimo_v2_flash",
+    *FP8_GDN_FAMILIES,
+}
 #: families of :data:`FP8_CHECKED_FAMILIES` recorded on fewer releases (GLM-4.5's block layers:
 #: quant_cases_moe.py / quant_cases_fp8.py on 0.30.0 and 0.33.0, answered on 0.27.1 / 0.28.0 as
 #: before; not recorded on 0.29.0 / 0.31.0 / 0.32.0)

@@ -9,7 +9,19 @@ TP]``; then a gated MLP, or on the layers ``moe_layer_freq`` marks a MoE block: 
 and ``n_routed_experts`` experts of ``moe_intermediate_size``. One rotary table per distinct rope
 (head size, ``partial_rotary_factor``, ``rope_theta`` / ``swa_rope_theta``) of the stage. The
 embedding on the first stage, the final norm and the untied head on the last. vLLM refuses TP
-above the experts; a tied head is refused by name. FlashInfer's KV counter (vLLM 0.33.0,
+above the experts; a tied head is refused by name.
+
+Plain fp8 (``quant_method: fp8``, the published ``[128, 128]`` blocks, vLLM's ``Fp8Config``) on a
+named GPU is the layout after ``process_weights_after_loading`` (``weights._fp8_post_load``):
+``qkv_proj``, ``o_proj``, the dense MLPs and the experts quantized (``fused_moe.scaled_experts_bytes``),
+the router, its bias, the embedding and the head not; the attention layers' scale parameters
+deleted (``Fp8KVCacheMethod``). A key or value part per rank off the 128 blocks (TP 4 and above
+for the published config) passes: vLLM skips its block-shape check for a ``QKVParallelLinear`` whose
+parts are not all multiples of the block (``_maybe_allow_fp8_block_shape_mismatch``), the block
+scales then ``[ceil(n / 128), ceil(k / 128)]`` over the fused rows. A fused ``qkv_proj`` layout
+(``attention_projection_layout: fused_qkv``) and other quantization methods are refused by name.
+
+FlashInfer's KV counter (vLLM 0.33.0,
 ``weights.flashinfer_counter_layers``): only a layer whose value head size equals its head size
 goes through vLLM's backend selection (sinks on the sliding-window ones); the others pin
 FlashAttention / Triton's different-KV backends (``MiMoV2Attention``) and build none."""
@@ -20,8 +32,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only, unquantized
 
 DEFAULTS: dict[str, Any] = {
     "rope_theta": 1000000,
@@ -47,7 +60,12 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
         not divide, TP above the experts."""
-    config, ab = unquantized(config, args, DEFAULTS, untied="MiMo-V2")
+    quant = W.quant_from_config(config, args.hf_quant)
+    if quant.method is None:
+        config, ab = unquantized(config, args, DEFAULTS, untied="MiMo-V2")
+    else:
+        config, ab = _quantized(config, args)
+        quant = _fp8_on_gpu(quant, par)
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "n_routed_experts"), W._int(config, "moe_intermediate_size")
@@ -73,21 +91,26 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             W._divide(tp, nkv, f"the tensor parallel size over {p}num_key_value_heads")
             nkv_r = 1
         qkv = nq_r * hd + nkv_r * (hd + vhd)
-        sizes = [h, h, qkv * h, h * nq_r * vhd]
-        if config.get("attention_bias"):
-            sizes.append(qkv)
-        if swa and config.get("add_swa_attention_sink_bias"):
-            sizes.append(nq_r)
-        if _flag(config, "moe_layer_freq", li):
-            w.own("router", router * e * h)
-            w.own("router", router * e)
-            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
-            sizes += [e_r * 2 * m_r * h, e_r * h * m_r]
-            if par.expert_parallel:
-                w.own("expert map", 4 * e, buffer=True)
+        if quant.method is not None:
+            _quantized_layer(
+                w, quant, config, par, li, (nq_r * hd, nkv_r * hd, nkv_r * vhd), nq_r * vhd, swa, (router, ab)
+            )
         else:
-            sizes += W.dense_mlp_sizes(h, W._int(config, "intermediate_size"), tp)
-        w.attention_layer(sizes, ab)
+            sizes = [h, h, qkv * h, h * nq_r * vhd]
+            if config.get("attention_bias"):
+                sizes.append(qkv)
+            if swa and config.get("add_swa_attention_sink_bias"):
+                sizes.append(nq_r)
+            if _flag(config, "moe_layer_freq", li):
+                w.own("router", router * e * h)
+                w.own("router", router * e)
+                e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
+                sizes += [e_r * 2 * m_r * h, e_r * h * m_r]
+                if par.expert_parallel:
+                    w.own("expert map", 4 * e, buffer=True)
+            else:
+                sizes += W.dense_mlp_sizes(h, W._int(config, "intermediate_size"), tp)
+            w.attention_layer(sizes, ab)
         if vhd == hd:
             selected.append((nq_r, hd, swa and bool(config.get("add_swa_attention_sink_bias"))))
         theta = float(config.get("swa_rope_theta", config["rope_theta"]) if swa else config["rope_theta"])
@@ -99,6 +122,102 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     rank = w.result()
     W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, selected)
     return rank
+
+
+def _quantized(config: Mapping[str, Any], args: WalkArgs) -> tuple[dict[str, Any], int]:
+    """The config over :data:`DEFAULTS` and the model dtype's bytes, for a quantized checkpoint.
+
+    :raises InputError: checkpoint headers (not mapped), a tied head, the fused ``qkv_proj``
+        layout (its KV chunks are not modelled)."""
+    config_only(config, args)
+    merged = {**DEFAULTS, **config}
+    if merged.get("tie_word_embeddings"):
+        raise InputError("config.json", "tie_word_embeddings", "a tied MiMo-V2 head is not modelled")
+    if merged.get("attention_projection_layout") == "fused_qkv":
+        raise InputError(
+            "config.json",
+            "attention_projection_layout",
+            "MiMo-V2's fused_qkv projection under fp8 blocks (vLLM's MergedColumnParallelLinear of KV chunks, "
+            "mimo_v2.py) is not modelled",
+        )
+    return merged, W.model_dtype_bytes(merged, args.dtype)
+
+
+def _fp8_on_gpu(quant: W.Quant, par: W.Parallel) -> W.Quant:
+    """Plain fp8 ``[bn, bk]`` blocks after loading on the GPU named (``weights._on_gpu``).
+
+    :raises InputError: another method, one scale per tensor, no GPU, a release or GPU not
+        recorded (named)."""
+    if quant.method != "fp8" or quant.block is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "quantized MiMoV2FlashForCausalLM layouts are modelled for plain fp8 [bn, bk] blocks only",
+        )
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "fp8 weights after loading depend on the GPU's kernels: name the GPU (--gpu)",
+        )
+    if par.pp > 1 or par.expert_parallel:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "fp8 MiMo-V2-Flash under pipeline or expert parallelism is not modelled",
+        )
+    return W._on_gpu(quant, par, "mimo_v2_flash")
+
+
+def _quantized_layer(
+    w: W._Walk,
+    quant: W.Quant,
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    li: int,
+    qkv: tuple[int, int, int],
+    o_in: int,
+    swa: bool,
+    dtypes: tuple[int, int],
+) -> None:
+    """Layer ``li`` under fp8 after loading: the norms, ``qkv_proj`` (``qkv``: the query, key and
+    value parts per rank), ``o_proj`` (``o_in`` inputs per rank), the sink, then the MoE block
+    (the router in ``moe_router_dtype``, its correction bias in float32, ``GateLinear``'s
+    ``out_dtype``) or the dense MLP, and the attention layer's scalars (its scale parameters
+    deleted). ``dtypes``: the router's and the model's bytes per element."""
+    tp, (router, ab) = par.tp, dtypes
+    h = W._int(config, "hidden_size")
+    att = f"model.layers.{li}.self_attn"
+    entries = [
+        ("norm", h * ab),
+        ("norm", h * ab),
+        *W._linear(quant, f"{att}.qkv_proj", h, qkv, ab, tp=tp, bias=bool(config.get("attention_bias"))),
+        *W._linear(quant, f"{att}.o_proj", o_in, (h,), ab, tp=tp, split="row"),
+    ]
+    if swa and config.get("add_swa_attention_sink_bias"):
+        entries.append(("sink", o_in // int(config.get("swa_v_head_dim") or W._int(config, "swa_head_dim")) * ab))
+    mlp = f"model.layers.{li}.mlp"
+    if _flag(config, "moe_layer_freq", li):
+        e = W._int(config, "n_routed_experts")
+        e_r, m_r = W.experts_per_rank(e, W._int(config, "moe_intermediate_size"), tp, par, "moe_intermediate_size")
+        entries += [("router", router * e * h), ("router", 4 * e)]
+        assert quant.scaled is not None
+        ex = f"{mlp}.experts"
+        scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in ("gate_proj", "up_proj", "down_proj")))
+        if scheme is None:
+            entries += W.experts_bytes(W.Quant(), e_r, h, m_r, ab)
+        else:
+            entries += scaled_experts_bytes(quant.scaled, scheme, e_r, h, m_r, ab)
+    else:
+        i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
+        entries += [
+            *W._linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab, tp=tp),
+            *W._linear(quant, f"{mlp}.down_proj", i_r, (h,), ab, tp=tp, split="row"),
+        ]
+    for kind, nbytes in entries:
+        w.own("attention" if kind == "weight" else kind, nbytes)
+    w.own("attention scales", 16, buffer=True)
+    w.ref.allocated_bytes += (w.attention_blocks - W._post_load_host_blocks(quant, w.range_blocks)) * W.ALLOC_ROUND
 
 
 FAMILIES: dict[str, Family] = {"MiMoV2FlashForCausalLM": Family(walk)}

@@ -60,7 +60,9 @@ MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxf
 MODELOPT_REFUSAL = (
     "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
     "its layers (linear and expert weights repacked after loading for the GPU's kernel: MXFP8 is modelled on vLLM "
-    "0.28.0, 0.30.0 and 0.33.0 on SM 8.6 / 8.9 (Marlin) only)"
+    "0.28.0, 0.30.0 and 0.33.0 on SM 8.6 / 8.9 (Marlin) only; ModelOpt MIXED_PRECISION on 0.33.0 on SM 8.6 / 8.9 "
+    "and on 0.28.0 on SM 8.9 / 9.0 only: on SM 9.0 vLLM 0.32.0+ rank Humming ahead of Marlin, "
+    "kernels/linear/mxfp8/humming.py HummingMxfp8LinearKernel and Humming's NVFP4 experts)"
 )
 
 
@@ -253,13 +255,28 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
     return True
 
 
+#: the releases and GPUs (capability) on which nvidia/MiniMax-M3-NVFP4 is recorded through Marlin
+#: (MXFP8 linear layers, NVFP4 experts): 0.33.0 on SM 8.6 / 8.9 (quant_cases_mxfp8.py; on SM 9.0
+#: 0.33.0 ranks Humming ahead of Marlin, ``prioritize_humming``: ``HummingMxfp8LinearKernel`` and
+#: Humming's NVFP4 experts, not modelled), 0.28.0 on SM 8.9 / 9.0 (quant_cases_fp8rest.py: Humming
+#: after Marlin there; each Marlin layer's workspace)
+NVFP4_MIXED_CHECKED: dict[str, tuple[tuple[int, int], ...]] = {
+    "0.33.0": ((8, 6), (8, 9)),
+    "0.28.0": ((8, 9), (9, 0)),
+}
+
+
 def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[str, Any]) -> ModelOptQuant | None:
     """nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``: every decoder linear layer ``MXFP8``,
-    the routed experts ``NVFP4``) on vLLM 0.33.0 on SM 8.6 / 8.9: the linear layers as under
+    the routed experts ``NVFP4``) on the releases and GPUs of :data:`NVFP4_MIXED_CHECKED`: the
+    linear layers as under
     :func:`mxfp8_on`, the experts as ModelOpt's NVFP4 Marlin experts
     (:func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.modelopt_experts_bytes`);
     the quant config of the experts, or ``None`` (not modelled here: the caller refuses)."""
-    if par.vllm_version != "0.33.0" or par.capability not in ((8, 6), (8, 9)):
+    if par.capability not in NVFP4_MIXED_CHECKED.get(par.vllm_version, ()):
+        return None
+    workspace = quant_rules(par.vllm_version).marlin_layer_workspace
+    if workspace and par.sm_count is None:
         return None
     if str(quant.get("quant_algo", "")).upper() != "MIXED_PRECISION":
         return None
@@ -286,7 +303,7 @@ def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[st
         algo="NVFP4",
         capability=par.capability[0] * 10 + par.capability[1],
         sm_count=par.sm_count,
-        layer_workspace=False,
+        layer_workspace=workspace,
         kv_cache=bool(quant.get("kv_cache_quant_algo")),
     )
 

@@ -90,6 +90,10 @@ class ScaledQuant:
     #: Hopper's block scales) and on SM 12.x (as the public SM 12.x boots log it): recorded,
     #: quant_cases_fp8.py
     plain_fp8: bool = False
+    #: compressed-tensors fp8 block layers of a family whose SM 9.0 layout is recorded with
+    #: DeepGEMM present (Laguna: quant_cases_fp8rest.py): DeepGEMM keeps Hopper's float32 block
+    #: scales as loaded, as plain fp8's
+    deep_gemm_recorded: bool = False
     #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1-0.30.0):
     #: each layer's block scales broadcast to one per output row, packed four to an int32
     deep_gemm_ue8m0: bool = False
@@ -146,7 +150,7 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
             return "int8 W8A8 needs SM 7.5 (vLLM refuses)"
         # DeepGEMM serves SM 9.0 and 10.x; plain fp8's layouts there are recorded with it (the
         # caller gates the releases and GPUs)
-        deep_gemm = not q.plain_fp8
+        deep_gemm = not (q.plain_fp8 or (q.deep_gemm_recorded and capability == 90))
         if s.kind == "fp8" and s.strategy == "block" and capability >= 90 and version != "0.28.0" and deep_gemm:
             return (
                 f"fp8 block weights on SM {capability // 10}.{capability % 10} in vLLM {version}: DeepGEMM's scale "
@@ -392,6 +396,31 @@ def ct_scheme(group: Mapping[str, Any]) -> ScaledScheme:
     return ScaledScheme("fp8", str(strategy), static_input=not dynamic)
 
 
+#: the transform locations compressed-tensors applies to the weights offline (folded into the
+#: checkpoint: ``TransformArgs.is_online`` is false for them, and vLLM's
+#: ``get_linear_transform_schemes`` builds no transform module for them)
+OFFLINE_TRANSFORM_LOCATIONS = ("weight_input", "weight_output")
+
+
+def online_transforms(qc: Mapping[str, Any]) -> str:
+    """The ``transform_config`` groups of compressed-tensors config ``qc`` that apply a transform
+    online (a location other than :data:`OFFLINE_TRANSFORM_LOCATIONS`: ``input``, ``output``,
+    ``q_attn``, ...), by name, comma-separated; empty when every transform is folded into the
+    weights (then vLLM allocates nothing for them) or there is none."""
+    tc = qc.get("transform_config")
+    groups = tc.get("config_groups") if isinstance(tc, Mapping) else None
+    if tc and not isinstance(groups, Mapping):
+        return "transform_config"
+    online = []
+    for name, group in (groups or {}).items():
+        applies = group.get("apply") if isinstance(group, Mapping) else None
+        if not isinstance(applies, list) or any(
+            not isinstance(a, Mapping) or str(a.get("location")) not in OFFLINE_TRANSFORM_LOCATIONS for a in applies
+        ):
+            online.append(repr(str(name))[1:-1][:40])
+    return ", ".join(online)
+
+
 def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
     """A compressed-tensors config whose groups are W8A8 int8 / fp8 or NVFP4 W4A4
     (``CompressedTensorsConfig``: ``config_groups`` with ``targets``, ``ignore``).
@@ -400,8 +429,14 @@ def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
     groups = qc.get("config_groups")
     if not isinstance(groups, Mapping) or not groups:
         raise InputError("quantization_config", "config_groups", "missing or empty")
-    if qc.get("transform_config"):
-        raise InputError("quantization_config", "transform_config", "compressed-tensors transforms are not modelled")
+    online = online_transforms(qc)
+    if online:
+        raise InputError(
+            "quantization_config",
+            "transform_config",
+            f"compressed-tensors online transforms ({online}: vLLM's compressed_tensors/transform/module.py "
+            "HadamardTransform, which also refuses TP > 1) are not modelled",
+        )
     out = []
     for raw_key, g in groups.items():
         key = repr(str(raw_key))[1:-1][:40]
