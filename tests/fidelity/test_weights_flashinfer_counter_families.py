@@ -100,9 +100,10 @@ def test_families_match_vllm_as_built(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
     report = dryboot_weights(fc.CONFIGS, row, version, kv_cache_dtype=_kv(row))
     if not row["ok"] and ORACLE_NO_DRIVER in row["error"]:
-        # the oracle cannot build it (above); the walk asked and found no FlashInfer layer (MLA)
-        assert not report.refused and report.stages[0].counter_checked
-        assert "attention counter" not in report.stages[0].by_kind
+        # the oracle could not build it when recorded (above: CUTLASS MLA's import on B200); MLA weights
+        # on SM 10.x are now refused by name (the MLA prefill backend's workspace,
+        # loader.MLA_PREFILL_WORKSPACE_REFUSAL), so the walk is never reached there
+        assert report.refused and "MLA prefill backend" in report.refused
         return
     if not row["ok"]:
         assert report.refused, f"vLLM refuses ({row['error'][:160]}); dryboot answered"
