@@ -45,6 +45,7 @@ OTHER_SETS = (
     "quant-recorded-nvfp4moe-",
     "quant-recorded-ficounter-",
     "quant-recorded-qwen3vl-",
+    "quant-recorded-sparsemla-",
 )
 
 
