@@ -48,6 +48,7 @@ OTHER_SETS = (
     "quant-recorded-qwen3vl-",
     "quant-recorded-mlaws-",
     "quant-recorded-fp8rest-",
+    "quant-recorded-sparsemla-",
 )
 
 

@@ -503,6 +503,8 @@ def check_memory(
                 limit_mm_per_prompt=args.mm_limits,
                 language_model_only=language_model_only,
                 max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+                max_num_seqs=args.resolved_max_num_seqs(),
+                num_speculative_tokens=args.num_speculative_tokens or 0,
                 **serving_gpu(gpu, args.vllm_version),
                 kv_cache_dtype=args.kv_cache_dtype,
                 attention_backend=args.attention_backend,

@@ -468,6 +468,7 @@ def _model_weights(
         max_model_len=max_model_len,
         mm_encoder_tp_mode=args.mm_encoder_tp_mode,
         engram_cpu_offload=engram_cpu_offload,
+        num_speculative_tokens=args.num_speculative_tokens or 0,
     )
 
 

@@ -320,6 +320,8 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
             language_model_only=language_model_only,
             limit_mm_per_prompt=args.mm_limits,
             max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+            max_num_seqs=args.resolved_max_num_seqs(),
+            num_speculative_tokens=args.num_speculative_tokens or 0,
             **serving_gpu(args.device, args.vllm_version),
             kv_cache_dtype=args.kv_cache_dtype,
             attention_backend=args.attention_backend,

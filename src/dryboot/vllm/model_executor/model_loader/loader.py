@@ -186,6 +186,7 @@ def model_weights(
     max_model_len: int | None = None,
     mm_encoder_tp_mode: str = "weights",
     engram_cpu_offload: bool = True,
+    num_speculative_tokens: int = 0,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -204,6 +205,8 @@ def model_weights(
     ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass).
     ``engram_cpu_offload``: ``--engram-config``'s ``cpu_offload`` (Qwen4-Exp's PLE n-gram tables in
     pinned host memory, refused; false: on the device, sized);
+    ``max_num_seqs`` / ``num_speculative_tokens``: the scheduler's and ``--speculative-config``'s, for a
+    sparse-MLA model's index-group workspace (vLLM 0.30.0+; refused without ``max_num_seqs``);
     ``mm_encoder_tp_mode``: ``--mm-encoder-tp-mode`` (``data``: the towers of
     :data:`dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS` whole on every TP rank; any other
     tower as ``weights`` splits it).
@@ -299,6 +302,8 @@ def model_weights(
                 attention_backend=attention_backend,
                 mm_encoder_tp_mode=mm_encoder_tp_mode,
                 engram_cpu_offload=engram_cpu_offload,
+                max_num_seqs=max_num_seqs,
+                num_speculative_tokens=num_speculative_tokens,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

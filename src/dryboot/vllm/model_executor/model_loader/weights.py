@@ -93,7 +93,7 @@ from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Ma
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.common import MAX_LAYERS
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
-from dryboot.vllm.versions import known_model_types, rules_for
+from dryboot.vllm.versions import known_model_types, rules_for, version_key
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -422,6 +422,12 @@ class Parallel:
     #: ``--engram-config``'s ``cpu_offload`` (vLLM's default: true): Qwen4-Exp's PLE n-gram tables in pinned
     #: host memory (``Qwen4ExpPLEPinnedHostEmbedding``) rather than on the device
     engram_cpu_offload: bool = True
+    #: the scheduler's ``max_num_seqs`` (``None``: not given), which sizes a sparse-MLA model's
+    #: index-group workspace from 0.30.0 (:func:`sparse_mla_index_group_bytes`)
+    max_num_seqs: int | None = None
+    #: ``--speculative-config``'s ``num_speculative_tokens`` (0: none): a verification request's
+    #: query length, 1 + it, sizes the same workspace
+    num_speculative_tokens: int = 0
 
 
 @dataclass
@@ -1637,6 +1643,34 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
+            groups = index_groups(config, layers)
+            if (
+                groups
+                and par.capability is not None
+                and par.capability[0] == 9
+                and version_key(par.vllm_version) >= (0, 31, 0)
+            ):
+                # recorded (fp8 DeepSeek-V3.2 / GLM-5 at TP 8, H100): 33,280 bytes a layer beyond the walk on SM 9.0
+                # from 0.31.0, not on SM 12.0 (exact there); what allocates it is not found
+                raise InputError(
+                    "--gpu",
+                    None,
+                    f"{arch} on SM 9.x with vLLM {par.vllm_version}: its sparse MLA layers hold 33,280 bytes a layer "
+                    "more than dryboot's walk (recorded from 0.31.0; not modelled); 0.30.0 and earlier, or SM 12.0, "
+                    "are exact",
+                )
+            if groups and version_key(par.vllm_version) >= version_key(SPARSE_MLA_INDEX_GROUP_RELEASE):
+                if par.max_num_seqs is None:
+                    raise InputError(
+                        "--max-num-seqs",
+                        None,
+                        f"{arch} allocates its sparse-MLA index groups' top-k workspace (min(max_num_batched_tokens, "
+                        "max_num_seqs x query length) rows) with the weights: give max_num_seqs",
+                    )
+                rows = min(max_num_batched_tokens, par.max_num_seqs * (1 + par.num_speculative_tokens))
+                for nbytes in sparse_mla_index_group_bytes(rows, _int(config, "index_topk"), par.vllm_version):
+                    for _ in range(groups):
+                        w.own("index groups", nbytes, buffer=True)
     if n_attention and not (family in MLA_FAMILIES and not mha):
         fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
         _flashinfer_counter(w, quant, par, fp8_kv, max_num_batched_tokens, nq_r, hd)
@@ -2428,13 +2462,13 @@ def _mla_attention(
             w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)
     if quant.method == "fp8" and quant.scaled is not None:  # plain fp8 after loading (_fp8_post_load)
-        if "index_topk" in config:
+        if "index_topk" in config and quant.scaled.capability < 90:
+            # vLLM's attention selector finds no sparse MLA backend there (recorded: DeepSeek-V3.2 on SM 8.9)
             raise InputError(
-                "quantization_config",
-                "quant_method",
-                "fp8 weights after loading of a sparse-attention MLA model (its indexer) are not modelled: vLLM "
-                "holds 8,405,504 bytes a layer more than this walk (DeepSeek-V3.2 at TP 2 on SM 9.0, vLLM 0.30.0; "
-                "cause not found), and has no sparse MLA backend below SM 9.0",
+                "--gpu",
+                None,
+                "fp8 weights after loading of a sparse-attention MLA model (its indexer): vLLM has no sparse MLA "
+                "backend below SM 9.0 (No valid attention backend found)",
             )
         # MLAAttention.process_weights_after_loading: kv_b_proj dequantized into W_UK_T / W_UV in
         # the model dtype (the fp8 kv_b_proj stays); the layer's two CPU scale scalars and the
@@ -2753,6 +2787,36 @@ def q_lora_mla_sizes(h: int, heads_r: int, nope: int, rope: int, v: int, q_lora:
         heads_r * (nope + v) * kv_lora,
         h * heads_r * v,
     )
+
+
+#: the first release whose sparse MLA layers share a ``SparseMLAIndexGroup`` (one per layer that
+#: builds an indexer) holding a top-k workspace allocated with the model
+SPARSE_MLA_INDEX_GROUP_RELEASE = "0.30.0"
+
+
+def index_groups(config: Mapping[str, Any], layers: Iterable[int]) -> int:
+    """How many ``SparseMLAIndexGroup`` one stage's sparse MLA layers ``layers`` open (vLLM's
+    ``SparseMLAIndexGroupBuilder.register_layer``, ``v1/attention/backends/mla/index_group.py``,
+    0.30.0+): a new group at each layer that builds an indexer (:func:`has_indexer`), and at the
+    stage's first layer when it builds none (its builder has no group yet)."""
+    n = 0
+    for i, li in enumerate(layers):
+        if has_indexer(config, li) or i == 0:
+            n += 1
+    return n
+
+
+def sparse_mla_index_group_bytes(rows: int, topk: int, vllm_version: str) -> tuple[int, ...]:
+    """The tensors, in bytes, one ``SparseMLAIndexGroup`` allocates with the model (vLLM's
+    ``SparseMLAIndexGroupBuilder.register_layer``, 0.30.0+): ``physical_topk_indices`` int32
+    ``[rows + 1, index_topk]``, ``valid_topk_counts`` int32 ``[rows + 1]`` and, in 0.30.0 only,
+    ``request_ids`` int32 ``[rows]``; ``rows``: ``get_sparse_mla_index_group_max_rows``, the smaller of
+    ``max_num_batched_tokens`` and ``max_num_seqs`` x (1 + ``num_speculative_tokens``). Empty before
+    0.30.0."""
+    if version_key(vllm_version) < version_key(SPARSE_MLA_INDEX_GROUP_RELEASE):
+        return ()
+    out = (4 * (rows + 1) * topk, 4 * (rows + 1))
+    return (*out, 4 * rows) if version_key(vllm_version) < (0, 31, 0) else out
 
 
 def has_indexer(config: Mapping[str, Any], li: int) -> bool:
