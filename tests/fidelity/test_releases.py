@@ -35,6 +35,21 @@ _NB = ["--max-num-batched-tokens", "2048"]
 _GDN = ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "2000000000"]
 _NEMO = ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "4000000000"]
 
+
+def _l4_dflash(drafter: Path) -> list[str]:
+    spec = {"method": "dflash", "num_speculative_tokens": 2, "model": str(drafter)}
+    return [
+        "--max-model-len",
+        "8192",
+        "--max-num-batched-tokens",
+        "8192",
+        "--kv-cache-memory-bytes",
+        "2000000000",
+        "--speculative-config",
+        json.dumps(spec),
+    ]
+
+
 #: case id -> (model, argv)
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
@@ -370,6 +385,17 @@ CASES: dict[str, tuple[Path, list[str]]] = {
                 }
             ),
         ],
+    ),
+    # chunked local attention (Llama-4) with an EAGLE-style drafter: vLLM turns the hybrid KV cache
+    # manager off and promotes every local layer, the drafter's sliding ones too, to full attention
+    # (harness --family llama4 case s0-9 on 0.28.0); with no full layer anywhere it cannot unify them
+    "l4-dflash": (REL / "llama4-chunked", _l4_dflash(REL / "dflash-l4")),
+    "l4-dflash-allchunked": (REL / "llama4-allchunked", _l4_dflash(REL / "dflash-l4")),
+    "l4-dflash-sw": (REL / "llama4-allchunked", _l4_dflash(REL / "dflash5")),
+    # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
+    "step3p5-nomtp": (
+        REL / "step3p5-nomtp",
+        ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000"],
     ),
 }
 
@@ -1068,6 +1094,155 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
         ),
     ),
+    # harness --family llama4 / step3p5 cases (issue 37): the chunked-local + EAGLE-style drafter unification
+    ("0.27.1", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens", "Maximum concurrency for 8,192 tokens per request: 13.24x"),
+    ),
+    ("0.27.1", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens", "Maximum concurrency for 8,192 tokens per request: 13.24x"),
+    ),
+    ("0.27.1", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.27.1", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens", "Maximum concurrency for 8,192 tokens per request: 152.21x"),
+    ),
+    ("0.28.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.28.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.28.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.28.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.29.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.29.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.29.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.29.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.30.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.30.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.30.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.30.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.31.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.31.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.31.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.31.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.32.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.32.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.32.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.32.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.33.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.33.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.33.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.33.0", "step3p5-nomtp"): _refused_with("'Step3p7TextConfig' object has no attribute 'use_moe_router_bias'"),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
