@@ -918,6 +918,28 @@ def gen_step3p5(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "step3p5", cfg
 
 
+def gen_bailing_v25(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Bailing-V2.5 (bailing_hybrid): linear-attention layers with an MLA layer closing each
+    ``layer_group_size`` group."""
+    cfg = _arch_config("BailingMoeV2_5ForCausalLM")
+    heads = _pick(rng, [8, 16, 32])
+    cfg.update(
+        num_hidden_layers=rng.randint(1, 9),
+        layer_group_size=_pick(rng, [1, 2, 3, 4, 8]),
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        head_dim=_pick(rng, [64, 128]),
+        kv_lora_rank=_pick(rng, [512, 512, 256]),
+        q_lora_rank=_pick(rng, [None, 1536]),
+        qk_rope_head_dim=_pick(rng, [64, 64, 32]),
+        first_k_dense_replace=_pick(rng, [0, 1, 2]),
+        max_position_embeddings=_pick(rng, [8192, 131072]),
+    )
+    if rng.random() < 0.4:
+        cfg["num_nextn_predict_layers"] = _pick(rng, [0, 1])
+    return "bailing-v25", cfg
+
+
 #: Generators of the newer families: drawn only when --family names them (``generate_cases``).
 NEW_GENERATORS = [
     gen_deepseek_v32,
@@ -926,11 +948,12 @@ NEW_GENERATORS = [
     gen_olmo3,
     gen_llama4,
     gen_step3p5,
+    gen_bailing_v25,
 ]
 
 
-#: Architectures (prefixes) whose cases also vary the mamba flags.
-HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear")  # Mamba2: by "Mamba"
+#: Architectures (prefixes) whose cases also vary the mamba flags (Mamba2: by "Mamba").
+HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear", "BailingMoeV2_5")
 
 SHIPPED = {
     "Qwen3-Next-80B-A3B-Thinking": "shipped:qwen3-next",
@@ -1055,7 +1078,7 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
         k = rng.randint(1, 8)
         methods = ["ngram"]
         if arch.startswith(("Qwen3Next", "Qwen3_5")) or (
-            arch.startswith(("DeepseekV3", "GlmMoeDsa")) and text.get("num_nextn_predict_layers")
+            arch.startswith(("DeepseekV3", "GlmMoeDsa", "BailingMoeV2_5")) and text.get("num_nextn_predict_layers")
         ):
             methods += ["mtp", "mtp"]
         if arch.startswith(("Qwen3_5", *HYBRID_PREFIXES)) or family.startswith(("qwen3", "llama")):
