@@ -392,6 +392,12 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     "l4-dflash": (REL / "llama4-chunked", _l4_dflash(REL / "dflash-l4")),
     "l4-dflash-allchunked": (REL / "llama4-allchunked", _l4_dflash(REL / "dflash-l4")),
     "l4-dflash-sw": (REL / "llama4-allchunked", _l4_dflash(REL / "dflash5")),
+    # Bailing-V2.5 with every layer MLA (layer_group_size 1; harness --family bailing case s0-64): hybrid to 0.28,
+    # no hybrid from 0.29 (switch hybrid_full_attention_types)
+    "bailing-allmla": (
+        REL / "bailing-allmla",
+        ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000"],
+    ),
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
     "step3p5-nomtp": (
         REL / "step3p5-nomtp",
@@ -1094,6 +1100,49 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
         ),
     ),
+    # harness --family bailing case s0-64 (issue 37): switch hybrid_full_attention_types
+    ("0.27.1", "bailing-allmla"): _refused_with(
+        "model type `bailing_hybrid` but Transformers does not recognize this architecture"
+    ),
+    ("0.28.0", "bailing-allmla"): _ok(
+        256,
+        3051,
+        781056,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for BailingMoeV2_5ForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 256 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 25.00% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 781,056 tokens, Maximum concurrency for 8,192 tokens per request: 95.34x",
+        ),
+    ),
+    ("0.29.0", "bailing-allmla"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
+    ("0.30.0", "bailing-allmla"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
+    ("0.31.0", "bailing-allmla"): _refused_with(
+        "model type `bailing_hybrid` but Transformers does not recognize this architecture"
+    ),
+    ("0.32.0", "bailing-allmla"): _refused_with(
+        "model type `bailing_hybrid` but Transformers does not recognize this architecture"
+    ),
+    ("0.33.0", "bailing-allmla"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
     # harness --family llama4 / step3p5 cases (issue 37): the chunked-local + EAGLE-style drafter unification
     ("0.27.1", "l4-dflash"): _ok(
         16,
@@ -1289,6 +1338,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.29.0", "lfm2-spec", "short_conv_spec_rows", False),
     ("0.27.1", "dsa-skip", "glm_moe_dsa_drops_index_keys", False),
     ("0.28.0", "dsa-skip", "glm_moe_dsa_drops_index_keys", True),
+    ("0.29.0", "bailing-allmla", "hybrid_full_attention_types", False),
+    ("0.28.0", "bailing-allmla", "hybrid_full_attention_types", True),
 ]
 
 
