@@ -398,6 +398,12 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "bailing-allmla",
         ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000"],
     ),
+    # --mamba-cache-mode all on a model without mamba state: vLLM's parser refuses it from 0.32 whatever the model
+    # (harness --family bailing s0-42, an all-MLA Bailing-V2.5)
+    "mcmode-all-dense": (
+        REL / "nullblk",
+        ["--max-model-len", "1024", *_NB, "--kv-cache-memory-bytes", "13107200", "--mamba-cache-mode", "all"],
+    ),
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
     "step3p5-nomtp": (
         REL / "step3p5-nomtp",
@@ -1143,6 +1149,50 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         8192,
         log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
     ),
+    # --mamba-cache-mode all on a dense model (issue 37; switch mamba_mode_all)
+    ("0.27.1", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=("GPU KV cache size: 1,600 tokens", "Maximum concurrency for 1,024 tokens per request: 1.56x"),
+    ),
+    ("0.28.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=("GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",),
+    ),
+    ("0.29.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=("GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",),
+    ),
+    ("0.30.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",
+        ),
+    ),
+    ("0.31.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",
+        ),
+    ),
+    ("0.32.0", "mcmode-all-dense"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
+    ("0.33.0", "mcmode-all-dense"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
     # harness --family llama4 / step3p5 cases (issue 37): the chunked-local + EAGLE-style drafter unification
     ("0.27.1", "l4-dflash"): _ok(
         16,

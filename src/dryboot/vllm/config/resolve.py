@@ -748,16 +748,23 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     return requested
 
 
-def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
-    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
-    set; off -> ``none``."""
-    mode = args.mamba_cache_mode or "none"
-    if mode == "all" and not rules.mamba_mode_all:
+def check_mamba_cache_mode_choice(args: EngineArgs, rules: VersionRules) -> None:
+    """vLLM's argument parser on ``--mamba-cache-mode``, whatever the model (``MambaCacheMode``).
+
+    :raises InputError: ``all`` on a release without it (0.32+)."""
+    if args.mamba_cache_mode == "all" and not rules.mamba_mode_all:
         raise InputError(
             "--mamba-cache-mode",
             "all",
             f"invalid choice: 'all' (choose from 'align', 'none'): removed in vLLM {rules.version}",
         )
+
+
+def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
+    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
+    set; off -> ``none``."""
+    mode = args.mamba_cache_mode or "none"
+    check_mamba_cache_mode_choice(args, rules)
     if rules.mamba_cache_mode_ignored and args.mamba_cache_mode is not None:
         log.append(
             "--mamba-cache-mode is deprecated and will be removed in v0.33.0. "
@@ -872,6 +879,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     """
     args.validate()
     rules = rules_for(args.vllm_version)
+    check_mamba_cache_mode_choice(args, rules)  # the CLI parser, before any config is read
     async_on, async_blocker = resolve_async_scheduling(args, rules)
     args = family_of(model).engine_args(model, args)
     args.validate()
