@@ -771,8 +771,189 @@ GENERATORS = [
     gen_mamba2,
 ]
 
-#: Architectures (prefixes) whose cases also vary the mamba flags.
-HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear")  # Mamba2: by "Mamba"
+# ---- newer families: reachable only through --family (the default case lists stay as recorded)
+
+ARCH_CONFIGS = HERE / "data" / "architectures"
+
+
+def _arch_config(name: str) -> dict[str, Any]:
+    cfg: dict[str, Any] = json.loads((ARCH_CONFIGS / f"{name}.json").read_text())
+    return cfg
+
+
+def _sparse_mla(rng: random.Random, cfg: dict[str, Any]) -> None:
+    """The MLA + lightning-indexer geometry shared by DeepSeek-V3.2 and GLM-5."""
+    cfg["kv_lora_rank"] = _pick(rng, [512, 512, 256])
+    cfg["q_lora_rank"] = _pick(rng, [None, 256, 1536], [1, 4, 4])  # null: vLLM refuses (the indexer needs it)
+    cfg["qk_rope_head_dim"] = _pick(rng, [64, 64, 32])
+    cfg["index_head_dim"] = _pick(rng, [64, 128, 128])
+    cfg["index_n_heads"] = _pick(rng, [4, 8, 16, 64])
+    cfg["index_topk"] = _pick(rng, [256, 512, 2048])
+    heads = _pick(rng, [8, 16, 32])
+    cfg["num_attention_heads"] = heads
+    cfg["num_key_value_heads"] = heads
+    cfg["first_k_dense_replace"] = _pick(rng, [0, 1, 1, 3])
+    cfg["num_nextn_predict_layers"] = _pick(rng, [0, 1, 1])
+    cfg["torch_dtype"] = _pick(rng, ["bfloat16", "float16"], [9, 1])
+
+
+def gen_deepseek_v32(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """DeepSeek-V3.2: sparse MLA with the indexer's own K cache."""
+    cfg = _arch_config("DeepseekV32ForCausalLM")
+    cfg["num_hidden_layers"] = rng.randint(1, 5)
+    _sparse_mla(rng, cfg)
+    if rng.random() < 0.3:
+        cfg["max_position_embeddings"] = _pick(rng, [32768, 131072])
+        cfg.pop("rope_scaling", None)
+    return "deepseek-v32", cfg
+
+
+def gen_glm_moe_dsa(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """GLM-5 (glm_moe_dsa): DeepSeek-V3.2's sparse MLA, indexer shared every index_topk_freq layers."""
+    cfg = _arch_config("GlmMoeDsaForCausalLM")
+    cfg["num_hidden_layers"] = rng.randint(1, 7)
+    _sparse_mla(rng, cfg)
+    if rng.random() < 0.8:
+        cfg["index_topk_freq"] = _pick(rng, [1, 2, 3, 4])
+    else:
+        cfg.pop("index_topk_freq", None)
+    cfg["qk_nope_head_dim"], cfg["v_head_dim"] = _pick(rng, [(192, 256), (128, 128), (192, 128)])
+    cfg["max_position_embeddings"] = _pick(rng, [65536, 202752, 8192])
+    return "glm-moe-dsa", cfg
+
+
+def gen_minimax_m2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """MiniMax-M2: GQA with partial rotary and per-layer QK norm over a MoE."""
+    cfg = _arch_config("MiniMaxM2ForCausalLM")
+    n_heads, n_kv = _heads(rng)
+    head_dim = _pick(rng, [64, 128])
+    cfg.update(
+        num_hidden_layers=rng.randint(1, 6),
+        num_attention_heads=n_heads,
+        num_key_value_heads=n_kv,
+        head_dim=head_dim,
+        hidden_size=_pick(rng, [512, 1024, 3072]),
+        rotary_dim=_pick(rng, [head_dim // 2, head_dim, 32]),
+        max_position_embeddings=_pick(rng, [16384, 196608]),
+        num_local_experts=_pick(rng, [8, 16]),
+    )
+    if rng.random() < 0.2:
+        cfg["sliding_window"] = _pick(rng, [None, 4096])
+    return "minimax-m2", cfg  # (its quantized MoE needs CUTLASS kernels the CPU oracle lacks)
+
+
+def gen_olmo3(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Olmo3: sliding-window layers beside full-attention layers (layer_types or its default pattern)."""
+    cfg = _arch_config("Olmo3ForCausalLM")
+    n_heads, n_kv = _heads(rng)
+    n = rng.randint(1, 8)
+    cfg.update(
+        num_hidden_layers=n,
+        num_attention_heads=n_heads,
+        num_key_value_heads=n_kv,
+        hidden_size=n_heads * _pick(rng, [64, 128]),
+        sliding_window=_pick(rng, [256, 1024, 4096]),
+        max_position_embeddings=_pick(rng, [4096, 65536]),
+    )
+    r = rng.random()
+    if r < 0.6:
+        cfg["layer_types"] = [_pick(rng, ["sliding_attention", "full_attention"], [3, 1]) for _ in range(n)]
+    elif r < 0.8:
+        cfg.pop("layer_types")  # the config's own default pattern
+    else:
+        cfg["layer_types"] = ["sliding_attention"] * n
+    return "olmo3" + _quant(rng, cfg), cfg
+
+
+def gen_llama4(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Llama-4 text: chunked local attention on the RoPE layers, global attention on the NoPE ones."""
+    cfg = _arch_config("Llama4ForCausalLM")
+    n_heads, n_kv = _heads(rng)
+    n = rng.randint(1, 6)
+    cfg.update(
+        num_hidden_layers=n,
+        num_attention_heads=n_heads,
+        num_key_value_heads=n_kv,
+        head_dim=_pick(rng, [64, 128]),
+        hidden_size=n_heads * 64,
+        interleave_moe_layer_step=_pick(rng, [1, 2]),
+        attention_chunk_size=_pick(rng, [256, 1024, 8192, None], [2, 3, 2, 1]),
+        max_position_embeddings=_pick(rng, [8192, 262144, 1048576]),
+    )
+    r = rng.random()
+    if r < 0.7:
+        cfg["no_rope_layers"] = [_pick(rng, [1, 0], [3, 1]) for _ in range(n)]
+    elif r < 0.85:
+        cfg.pop("no_rope_layers")  # derived from no_rope_layer_interval
+        cfg["no_rope_layer_interval"] = _pick(rng, [2, 4])
+    else:
+        cfg.pop("no_rope_layers")  # the config class's default
+    return "llama4-text", cfg
+
+
+def gen_step3p5(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Step-3.5: full and sliding layers with their own head counts (attention_other_setting)."""
+    cfg = _arch_config("Step3p5ForCausalLM")
+    n = rng.randint(2, 6)
+    nextn = _pick(rng, [0, 1, 1])
+    kinds = [_pick(rng, ["sliding_attention", "full_attention"], [3, 1]) for _ in range(n + nextn)]
+    groups = _pick(rng, [1, 2, 4])
+    other_groups = _pick(rng, [1, 2, 4])
+    cfg.update(
+        num_hidden_layers=n,
+        num_nextn_predict_layers=nextn,
+        layer_types=kinds,
+        num_attention_heads=_pick(rng, [8, 16]),
+        num_attention_groups=groups,
+        head_dim=_pick(rng, [64, 128]),
+        sliding_window=_pick(rng, [256, 512, 4096]),
+        moe_layers_enum=",".join(str(i) for i in range(1, n)),
+    )
+    cfg["attention_other_setting"] = {
+        "attention_type": "sliding_attention",
+        "num_attention_heads": _pick(rng, [8, 12, 16]),
+        "num_attention_groups": other_groups,
+        "head_dim": _pick(rng, [64, 128]),
+    }
+    return "step3p5", cfg
+
+
+def gen_bailing_v25(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Bailing-V2.5 (bailing_hybrid): linear-attention layers with an MLA layer closing each
+    ``layer_group_size`` group."""
+    cfg = _arch_config("BailingMoeV2_5ForCausalLM")
+    heads = _pick(rng, [8, 16, 32])
+    cfg.update(
+        num_hidden_layers=rng.randint(1, 9),
+        layer_group_size=_pick(rng, [1, 2, 3, 4, 8]),
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        head_dim=_pick(rng, [64, 128]),
+        kv_lora_rank=_pick(rng, [512, 512, 256]),
+        q_lora_rank=_pick(rng, [None, 1536]),
+        qk_rope_head_dim=_pick(rng, [64, 64, 32]),
+        first_k_dense_replace=_pick(rng, [0, 1, 2]),
+        max_position_embeddings=_pick(rng, [8192, 131072]),
+    )
+    if rng.random() < 0.4:
+        cfg["num_nextn_predict_layers"] = _pick(rng, [0, 1])
+    return "bailing-v25", cfg
+
+
+#: Generators of the newer families: drawn only when --family names them (``generate_cases``).
+NEW_GENERATORS = [
+    gen_deepseek_v32,
+    gen_glm_moe_dsa,
+    gen_minimax_m2,
+    gen_olmo3,
+    gen_llama4,
+    gen_step3p5,
+    gen_bailing_v25,
+]
+
+
+#: Architectures (prefixes) whose cases also vary the mamba flags (Mamba2: by "Mamba").
+HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear", "BailingMoeV2_5")
 
 SHIPPED = {
     "Qwen3-Next-80B-A3B-Thinking": "shipped:qwen3-next",
@@ -897,7 +1078,7 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
         k = rng.randint(1, 8)
         methods = ["ngram"]
         if arch.startswith(("Qwen3Next", "Qwen3_5")) or (
-            arch.startswith("DeepseekV3") and text.get("num_nextn_predict_layers")
+            arch.startswith(("DeepseekV3", "GlmMoeDsa", "BailingMoeV2_5")) and text.get("num_nextn_predict_layers")
         ):
             methods += ["mtp", "mtp"]
         if arch.startswith(("Qwen3_5", *HYBRID_PREFIXES)) or family.startswith(("qwen3", "llama")):
@@ -939,6 +1120,12 @@ def generate_cases(n: int, seed: int, workdir: Path, families: list[str] | None 
     generators = GENERATORS
     if families:
         generators = [g for g in GENERATORS if any(fam in g.__name__ for fam in families)]
+        # a newer family only by a name no original generator matches (--family llama keeps its cases)
+        generators += [
+            g
+            for g in NEW_GENERATORS
+            if any(fam in g.__name__ and not any(fam in o.__name__ for o in GENERATORS) for fam in families)
+        ]
         if not generators:
             raise SystemExit(f"no generator matches --family {families}")
     for i in range(n):

@@ -35,6 +35,21 @@ _NB = ["--max-num-batched-tokens", "2048"]
 _GDN = ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "2000000000"]
 _NEMO = ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "4000000000"]
 
+
+def _l4_dflash(drafter: Path) -> list[str]:
+    spec = {"method": "dflash", "num_speculative_tokens": 2, "model": str(drafter)}
+    return [
+        "--max-model-len",
+        "8192",
+        "--max-num-batched-tokens",
+        "8192",
+        "--kv-cache-memory-bytes",
+        "2000000000",
+        "--speculative-config",
+        json.dumps(spec),
+    ]
+
+
 #: case id -> (model, argv)
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
@@ -392,6 +407,29 @@ CASES: dict[str, tuple[Path, list[str]]] = {
                 }
             ),
         ],
+    ),
+    # chunked local attention (Llama-4) with an EAGLE-style drafter: vLLM turns the hybrid KV cache
+    # manager off and promotes every local layer, the drafter's sliding ones too, to full attention
+    # (harness --family llama4 case s0-9 on 0.28.0); with no full layer anywhere it cannot unify them
+    "l4-dflash": (REL / "llama4-chunked", _l4_dflash(REL / "dflash-l4")),
+    "l4-dflash-allchunked": (REL / "llama4-allchunked", _l4_dflash(REL / "dflash-l4")),
+    "l4-dflash-sw": (REL / "llama4-allchunked", _l4_dflash(REL / "dflash5")),
+    # Bailing-V2.5 with every layer MLA (layer_group_size 1; harness --family bailing case s0-64): hybrid to 0.28,
+    # no hybrid from 0.29 (switch hybrid_full_attention_types)
+    "bailing-allmla": (
+        REL / "bailing-allmla",
+        ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000"],
+    ),
+    # --mamba-cache-mode all on a model without mamba state: vLLM's parser refuses it from 0.32 whatever the model
+    # (harness --family bailing s0-42, an all-MLA Bailing-V2.5)
+    "mcmode-all-dense": (
+        REL / "nullblk",
+        ["--max-model-len", "1024", *_NB, "--kv-cache-memory-bytes", "13107200", "--mamba-cache-mode", "all"],
+    ),
+    # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
+    "step3p5-nomtp": (
+        REL / "step3p5-nomtp",
+        ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000"],
     ),
 }
 
@@ -1094,6 +1132,242 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
         ),
     ),
+    # harness --family bailing case s0-64 (issue 37): switch hybrid_full_attention_types
+    ("0.27.1", "bailing-allmla"): _refused_with(
+        "model type `bailing_hybrid` but Transformers does not recognize this architecture"
+    ),
+    ("0.28.0", "bailing-allmla"): _ok(
+        256,
+        3051,
+        781056,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for BailingMoeV2_5ForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 256 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 25.00% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 781,056 tokens, Maximum concurrency for 8,192 tokens per request: 95.34x",
+        ),
+    ),
+    ("0.29.0", "bailing-allmla"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
+    ("0.30.0", "bailing-allmla"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
+    ("0.31.0", "bailing-allmla"): _refused_with(
+        "model type `bailing_hybrid` but Transformers does not recognize this architecture"
+    ),
+    ("0.32.0", "bailing-allmla"): _refused_with(
+        "model type `bailing_hybrid` but Transformers does not recognize this architecture"
+    ),
+    ("0.33.0", "bailing-allmla"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        log=("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
+    # --mamba-cache-mode all on a dense model (issue 37; switch mamba_mode_all)
+    ("0.27.1", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=("GPU KV cache size: 1,600 tokens", "Maximum concurrency for 1,024 tokens per request: 1.56x"),
+    ),
+    ("0.28.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=("GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",),
+    ),
+    ("0.29.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=("GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",),
+    ),
+    ("0.30.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",
+        ),
+    ),
+    ("0.31.0", "mcmode-all-dense"): _ok(
+        16,
+        100,
+        1600,
+        1024,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,024 tokens per request: 1.56x",
+        ),
+    ),
+    ("0.32.0", "mcmode-all-dense"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
+    ("0.33.0", "mcmode-all-dense"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
+    # harness --family llama4 / step3p5 cases (issue 37): the chunked-local + EAGLE-style drafter unification
+    ("0.27.1", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens", "Maximum concurrency for 8,192 tokens per request: 13.24x"),
+    ),
+    ("0.27.1", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens", "Maximum concurrency for 8,192 tokens per request: 13.24x"),
+    ),
+    ("0.27.1", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.27.1", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens", "Maximum concurrency for 8,192 tokens per request: 152.21x"),
+    ),
+    ("0.28.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.28.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.28.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.28.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.29.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.29.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.29.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.29.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.30.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.30.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.30.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.30.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.31.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.31.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.31.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.31.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.32.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.32.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.32.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.32.0", "step3p5-nomtp"): _ok(
+        16,
+        122070,
+        1246879,
+        8192,
+        log=("GPU KV cache size: 1,246,879 tokens, Maximum concurrency for 8,192 tokens per request: 152.21x",),
+    ),
+    ("0.33.0", "l4-dflash"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.33.0", "l4-dflash-allchunked"): _ok(
+        16,
+        6781,
+        108496,
+        8192,
+        log=("GPU KV cache size: 108,496 tokens, Maximum concurrency for 8,192 tokens per request: 13.24x",),
+    ),
+    ("0.33.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
+    ("0.33.0", "step3p5-nomtp"): _refused_with("'Step3p7TextConfig' object has no attribute 'use_moe_router_bias'"),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
@@ -1141,6 +1415,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.29.0", "lfm2-spec", "short_conv_spec_rows", False),
     ("0.27.1", "dsa-skip", "glm_moe_dsa_drops_index_keys", False),
     ("0.28.0", "dsa-skip", "glm_moe_dsa_drops_index_keys", True),
+    ("0.29.0", "bailing-allmla", "hybrid_full_attention_types", False),
+    ("0.28.0", "bailing-allmla", "hybrid_full_attention_types", True),
 ]
 
 

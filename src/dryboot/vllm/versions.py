@@ -146,6 +146,10 @@ class VersionRules:
         convolution rows (0.29+: ``MambaStateShapeCalculator.short_conv_state_shape(num_spec)``),
         while LFM2's ``get_mamba_state_shape_from_config`` still leaves them out, so the hybrid
         alignment sizes the block to the smaller state.
+    :param hybrid_full_attention_types: ``ModelConfig.is_hybrid`` counts a config whose
+        ``layer_types`` are all ``"full_attention"`` (not only ``"attention"``) as no hybrid
+        (0.29+): an ``IsHybrid`` class built without any state layer (Bailing-V2.5 with every
+        layer MLA) gets no hybrid block alignment; 0.27.1-0.28.0 align it to the mamba page.
     :param pp_text_model_named: the model classes (by architecture) that name their language model's
         architecture when they build it from the text config (``with_hf_config(text_config,
         architectures=[...])``; 0.30+: ``qwen3_vl.py``, ``qwen3_vl_moe.py``, and Cosmos-3, a
@@ -341,6 +345,7 @@ class VersionRules:
     mamba_align_state_with_spec: bool = False
     hidden_state_block_divides: bool = True
     short_conv_spec_rows: bool = False
+    hybrid_full_attention_types: bool = False
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
@@ -464,6 +469,7 @@ _V029 = replace(
     hunyuan_transformers_backend=True,
     hy_v4_dense_layers=True,
     short_conv_spec_rows=True,
+    hybrid_full_attention_types=True,
     fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,

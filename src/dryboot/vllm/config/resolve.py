@@ -460,21 +460,53 @@ def name_drafter_layers(target: ModelGeometry, drafter: Drafter) -> Drafter:
 EAGLE_STYLE_METHODS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
 
 
-def chunked_local_without_hybrid_manager(model: ModelGeometry, method: str | None) -> tuple[ModelGeometry, str]:
-    """``model`` as vLLM lays out its KV cache when chunked local attention meets an EAGLE-style
-    drafter (``method`` in :data:`EAGLE_STYLE_METHODS`, any ``*_mtp``): ``VllmConfig`` turns the
-    hybrid KV cache manager off, and ``unify_hybrid_kv_cache_specs`` then promotes every chunked
-    local layer to full attention (``_promote_local_kv_cache_specs``). Returns the model with
-    its chunked layers full, and the note saying so (``""`` and ``model`` unchanged otherwise).
+def chunked_local_without_hybrid_manager(
+    model: ModelGeometry, drafter: Drafter | None, method: str | None
+) -> tuple[ModelGeometry, Drafter | None, str]:
+    """``model`` and ``drafter`` as vLLM lays out their KV cache when chunked local attention
+    meets an EAGLE-style drafter (``method`` in :data:`EAGLE_STYLE_METHODS`, any ``*_mtp``):
+    ``VllmConfig`` turns the hybrid KV cache manager off, and ``unify_hybrid_kv_cache_specs``
+    then promotes every local layer, the target's chunked ones and the drafter's sliding ones
+    alike, to full attention (``_promote_local_kv_cache_specs``) where some layer is full
+    attention. Returns both with their local layers full, and the note saying so (``""`` and
+    both unchanged otherwise).
+
+    :raises InputError: local layers of two kinds and no full-attention layer: nothing to
+        promote them to, and vLLM fails to unify the specs (``ValueError``).
     """
     if method is None or LayerKind.CHUNKED not in model.layer_kinds:
-        return model, ""
+        return model, drafter, ""
     if method not in EAGLE_STYLE_METHODS and not method.endswith("mtp"):
-        return model, ""
-    kinds = tuple(LayerKind.FULL if k is LayerKind.CHUNKED else k for k in model.layer_kinds)
-    return model.evolve(layer_kinds=kinds, attention_chunk_size=None), (
-        f"speculative method {method} with chunked local attention: vLLM disables the hybrid KV cache "
-        "manager and caches the chunked local layers as full attention"
+        return model, drafter, ""
+    local = (LayerKind.CHUNKED, LayerKind.SLIDING)
+    kinds = set(model.layer_kinds) | set(drafter.model.layer_kinds if drafter is not None else ())
+    if len(kinds) == 1:
+        return model, drafter, ""  # one uniform spec: nothing unified
+    if LayerKind.FULL not in kinds:
+        raise InputError(
+            "--speculative-config",
+            None,
+            f"speculative method {method} with chunked local attention: vLLM disables the hybrid KV cache manager "
+            "and cannot unify the chunked local and sliding-window layers without a full-attention layer "
+            "(Failed to promote local KV cache specs to one unified type)",
+        )
+
+    def promoted(m: ModelGeometry) -> ModelGeometry:
+        if not any(k in local for k in m.layer_kinds):
+            return m
+        return m.evolve(
+            layer_kinds=tuple(LayerKind.FULL if k in local else k for k in m.layer_kinds), attention_chunk_size=None
+        )
+
+    if drafter is not None:
+        drafter = replace(drafter, model=promoted(drafter.model))
+    return (
+        promoted(model),
+        drafter,
+        (
+            f"speculative method {method} with chunked local attention: vLLM disables the hybrid KV cache "
+            "manager and caches the local (chunked, sliding-window) layers as full attention"
+        ),
     )
 
 
@@ -740,16 +772,23 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     return requested
 
 
-def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
-    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
-    set; off -> ``none``."""
-    mode = args.mamba_cache_mode or "none"
-    if mode == "all" and not rules.mamba_mode_all:
+def check_mamba_cache_mode_choice(args: EngineArgs, rules: VersionRules) -> None:
+    """vLLM's argument parser on ``--mamba-cache-mode``, whatever the model (``MambaCacheMode``).
+
+    :raises InputError: ``all`` on a release without it (0.32+)."""
+    if args.mamba_cache_mode == "all" and not rules.mamba_mode_all:
         raise InputError(
             "--mamba-cache-mode",
             "all",
             f"invalid choice: 'all' (choose from 'align', 'none'): removed in vLLM {rules.version}",
         )
+
+
+def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
+    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
+    set; off -> ``none``."""
+    mode = args.mamba_cache_mode or "none"
+    check_mamba_cache_mode_choice(args, rules)
     if rules.mamba_cache_mode_ignored and args.mamba_cache_mode is not None:
         log.append(
             "--mamba-cache-mode is deprecated and will be removed in v0.33.0. "
@@ -864,6 +903,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     """
     args.validate()
     rules = rules_for(args.vllm_version)
+    check_mamba_cache_mode_choice(args, rules)  # the CLI parser, before any config is read
     async_on, async_blocker = resolve_async_scheduling(args, rules)
     args = family_of(model).engine_args(model, args)
     args.validate()
@@ -882,7 +922,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     )
     drafter = _resolve_drafter(model, args, drafter, rules)
     method = args.speculative_method or (drafter.method if drafter is not None else None)
-    model, hma_note = chunked_local_without_hybrid_manager(model, method)
+    model, drafter, hma_note = chunked_local_without_hybrid_manager(model, drafter, method)
     if hma_note:
         notes.append(hma_note)
     max_model_len = derive_max_model_len(model, args)  # ModelConfig

@@ -128,7 +128,7 @@ def _layer_types(f: ConfigFields, n: int, hf: bool) -> list[str] | None:
         if len(types) < n:
             raise InputError(f.source, f.where("layer_types"), f"must list a type for each of the {n} layers")
         return types[:n]
-    nextn = f.opt_int("num_nextn_predict_layers") or 0
+    nextn = f.integer("num_nextn_predict_layers", default=0, minimum=0)
     if nextn and len(types) == n + nextn:
         types = types[:n]
     if len(types) != n:
@@ -233,7 +233,7 @@ def _read(f: ConfigFields, architecture: str, hf: bool) -> ModelGeometry:
         heads=(config_heads, base[1], base[2]),
         sliding_window=sw,
         full_attention=AttentionGeometry(full[1], full[2], full[2]) if full and full != base else None,
-        num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
+        num_mtp_layers=f.integer("num_nextn_predict_layers", default=0, minimum=0),
         mtp_kind=None,
         moe_experts=("moe_num_experts", f.integer("moe_num_experts")),
         first_moe_layer=min(moe),
