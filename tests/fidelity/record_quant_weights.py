@@ -409,8 +409,7 @@ def main() -> int:
             if hasattr(k3, "is_meta_module"):
                 k3.is_meta_module = lambda module: False
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest") or any(
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "sparsemla") or any(
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest", "sparsemla") or any(
         mxfp4_config(p) for p in _named(QUANT_CONFIGS)
     ):
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets; Laguna's, fp8rest), gpt-oss's (the first
