@@ -79,6 +79,37 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         ],
     ),
     "gdn64-pp2": (REL / "gdn64", [*_GDN, "-pp", "2"]),
+    # an MLA hybrid's block is aligned to MLAAttentionSpec's token (the latent in the cache dtype's torch dtype,
+    # no per-token-head packing or scales): a one-layer linear-attention Bailing-V2.5 with a DFlash drafter
+    # (the s21-gen audit's s0-28 and s0-32)
+    "bailing-pth-int4": (
+        REL / "bailing-pth1",
+        [
+            "--kv-cache-memory-bytes",
+            "4G",
+            "-tp",
+            "2",
+            "--kv-cache-dtype",
+            "int4_per_token_head",
+            "--no-enable-prefix-caching",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 7, "model": str(REL / "dflash-pth1")}),
+        ],
+    ),
+    "bailing-pth-fp8": (
+        REL / "bailing-pth2",
+        [
+            "--max-model-len",
+            "1024",
+            "--kv-cache-memory-bytes",
+            "10367116469",
+            "--kv-cache-dtype",
+            "fp8_per_token_head",
+            "--no-enable-prefix-caching",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash-pth2")}),
+        ],
+    ),
     "mcmode-align-noprefix": (REL / "gdn64", [*_GDN, "--no-enable-prefix-caching", "--mamba-cache-mode", "align"]),
     "fa4fp8": (
         REL / "fa4fp8",
@@ -764,6 +795,10 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.33.0", "gdn2l-pp-mtp"): _ok(16, 8320, 1622796, 4096),
     ("0.32.0", "gdn64-pp2"): _ok(784, 622, 299730, 8192),
     ("0.33.0", "gdn64-pp2"): _ok(832, 586, 252658, 8192),
+    ("0.28.0", "bailing-pth-int4"): _ok(256, 30840, 3460839, 8192),
+    ("0.33.0", "bailing-pth-int4"): _ok(256, 30840, 3460839, 8192),
+    ("0.28.0", "bailing-pth-fp8"): _ok(128, 29776, 441893, 1024),
+    ("0.33.0", "bailing-pth-fp8"): _ok(128, 7669, 604081, 1024),
     # 0.27.1 has no slot for DFlash's drafting tokens at 2,048 batched tokens
     ("0.27.1", "mla-pad"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
     ("0.27.1", "mla-pad-bs64"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),

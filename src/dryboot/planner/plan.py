@@ -29,6 +29,7 @@ from dryboot.vllm.distributed import (
     pp_refused,
     pp_stage_ranges,
 )
+from dryboot.vllm.dtypes import dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
@@ -665,13 +666,17 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         return block_size, None
     mla = model.use_mla or model.attn.mla_config  # vLLM's ModelConfig.use_mla
     full = model.attention(LayerKind.MLA if mla else LayerKind.FULL)
-    _, _, content = kv_layout(
+    quant, torch_dtype, content = kv_layout(
         cfg.kv_cache_dtype,
         cfg.model_dtype,
         full.head_dim,
         0 if mla else full.head_dim_v,
         args.custom_dtype(cfg.kv_cache_dtype),
     )
+    if mla and quant.is_per_token_head:
+        # _align_hybrid_block_size sizes an MLA model's token as MLAAttentionSpec does: the latent's
+        # elements in the cache dtype's torch dtype (uint8 / int8), no per-token-head packing or scales
+        content = full.head_dim * dtype_bytes(torch_dtype)
     heads = model.kv_heads_per_rank(LayerKind.MLA if mla else LayerKind.FULL, args.tensor_parallel_size)
     decision = align_hybrid_block_size(
         block_size=block_size,
