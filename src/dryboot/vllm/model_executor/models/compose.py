@@ -151,6 +151,18 @@ def quant_scope_refusal(
     return None
 
 
+def require_gpu(par: W.Parallel, method: str) -> None:
+    """A quantized layout after ``process_weights_after_loading`` is the kernels' vLLM picks per GPU.
+
+    :raises InputError: no GPU named."""
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{method} weights after loading depend on the GPU's kernels: name the GPU (--gpu)",
+        )
+
+
 def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
     if args.tensors is not None:
         raise InputError(

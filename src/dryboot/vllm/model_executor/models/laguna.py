@@ -45,6 +45,7 @@ from dryboot.vllm.model_executor.models.compose import (
     WalkArgs,
     config_only,
     quant_scope_refusal,
+    require_gpu,
     unquantized,
 )
 from dryboot.vllm.versions import rules_for
@@ -196,18 +197,7 @@ def _quant_on_gpu(quant: W.Quant, config: Mapping[str, Any], par: W.Parallel) ->
             "quant_method",
             "quantized LagunaForCausalLM layouts are modelled for compressed-tensors W8A8 / NVFP4 only",
         )
-    if par.capability is None:
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            "compressed-tensors weights after loading depend on the GPU's kernels: name the GPU (--gpu)",
-        )
-    if par.pp > 1 or par.expert_parallel:
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            "quantized Laguna under pipeline or expert parallelism is not modelled",
-        )
+    require_gpu(par, "compressed-tensors")
     refused = quant_scope_refusal("Laguna", quant.method, par, QUANT_RELEASES, QUANT_SMS)
     if refused:
         raise InputError("quantization_config", "quant_method", refused)

@@ -34,7 +34,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only, require_gpu, unquantized
 
 DEFAULTS: dict[str, Any] = {
     "rope_theta": 1000000,
@@ -154,12 +154,7 @@ def _fp8_on_gpu(quant: W.Quant, par: W.Parallel) -> W.Quant:
             "quant_method",
             "quantized MiMoV2FlashForCausalLM layouts are modelled for plain fp8 [bn, bk] blocks only",
         )
-    if par.capability is None:
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            "fp8 weights after loading depend on the GPU's kernels: name the GPU (--gpu)",
-        )
+    require_gpu(par, "fp8")
     if par.pp > 1 or par.expert_parallel:
         raise InputError(
             "quantization_config",
