@@ -151,6 +151,19 @@ def quant_scope_refusal(
     return None
 
 
+def unquantized_text_config(config: Mapping[str, Any], args: WalkArgs, arch: str) -> Mapping[str, Any]:
+    """The ``text_config`` object of an unquantized wrapper ``arch`` whose walk sizes from the config alone.
+
+    :raises InputError: checkpoint headers given, a quantized checkpoint, no ``text_config`` object."""
+    config_only(config, args)
+    if W.quant_from_config(config, args.hf_quant).method is not None:
+        raise InputError("quantization_config", "quant_method", f"quantized {arch} layouts are not modelled")
+    text = config.get("text_config")
+    if not isinstance(text, Mapping):
+        raise InputError("config.json", "text_config", f"{arch}: the language model's config object is missing")
+    return text
+
+
 def require_gpu(par: W.Parallel, method: str) -> None:
     """A quantized layout after ``process_weights_after_loading`` is the kernels' vLLM picks per GPU.
 

@@ -39,7 +39,14 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, Layout, WalkArgs, _decoder_rank, config_only, merged
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    Layout,
+    WalkArgs,
+    _decoder_rank,
+    merged,
+    unquantized_text_config,
+)
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 from dryboot.vllm.versions import rules_for
 
@@ -221,12 +228,7 @@ def text_layout(version: str) -> Layout:
 
 
 def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-    config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", f"quantized {ARCH} layouts are not modelled")
-    text = config.get("text_config")
-    if not isinstance(text, Mapping):
-        raise InputError("config.json", "text_config", f"{ARCH}: the language model's config object is missing")
+    text = unquantized_text_config(config, args, ARCH)
     vq = config.get("vq_config", {})
     if not isinstance(vq, Mapping):
         raise InputError("config.json", "vq_config", f"{ARCH} needs a vq_config object")
