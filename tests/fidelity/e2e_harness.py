@@ -952,8 +952,14 @@ NEW_GENERATORS = [
 ]
 
 
-#: Architectures (prefixes) whose cases also vary the mamba flags (Mamba2: by "Mamba").
-HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear", "BailingMoeV2_5")
+#: Architectures (prefixes) whose cases also vary the mamba flags (Mamba2: by "Mamba"). The recorded
+#: architecture sweeps' flag sets are drawn with this tuple: a new prefix changes them (the newer
+#: generators' families add theirs through :data:`NEW_HYBRID_FAMILIES` / :data:`NEW_MTP_FAMILIES`).
+HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear")
+#: newer generators' families (``--family`` only) whose cases vary the mamba flags and draw DFlash
+NEW_HYBRID_FAMILIES = ("bailing-v25",)
+#: newer generators' families whose MTP layers (``num_nextn_predict_layers``) may draft
+NEW_MTP_FAMILIES = ("glm-moe-dsa", "bailing-v25")
 
 SHIPPED = {
     "Qwen3-Next-80B-A3B-Thinking": "shipped:qwen3-next",
@@ -990,7 +996,9 @@ def _dflash_drafter(rng: random.Random, target_layers: int) -> dict[str, Any]:
 def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, shipped: bool) -> list[str]:
     text = cfg.get("text_config") or cfg
     arch = (cfg.get("architectures") or [""])[0]
-    hybrid = arch.startswith(("Qwen3Next", "Qwen3_5", "NemotronH", "Jamba", "Mamba", *HYBRID_PREFIXES))
+    hybrid = arch.startswith(("Qwen3Next", "Qwen3_5", "NemotronH", "Jamba", "Mamba", *HYBRID_PREFIXES)) or (
+        family.startswith(NEW_HYBRID_FAMILIES)
+    )
     mpe = text.get("max_position_embeddings")
     argv: list[str] = []
 
@@ -1078,10 +1086,13 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
         k = rng.randint(1, 8)
         methods = ["ngram"]
         if arch.startswith(("Qwen3Next", "Qwen3_5")) or (
-            arch.startswith(("DeepseekV3", "GlmMoeDsa", "BailingMoeV2_5")) and text.get("num_nextn_predict_layers")
+            (arch.startswith("DeepseekV3") or family.startswith(NEW_MTP_FAMILIES))
+            and text.get("num_nextn_predict_layers")
         ):
             methods += ["mtp", "mtp"]
-        if arch.startswith(("Qwen3_5", *HYBRID_PREFIXES)) or family.startswith(("qwen3", "llama")):
+        if arch.startswith(("Qwen3_5", *HYBRID_PREFIXES)) or family.startswith(
+            ("qwen3", "llama", *NEW_HYBRID_FAMILIES)
+        ):
             methods += ["dflash", "dflash"]
         if shipped and arch.startswith("Qwen3_5"):
             methods += ["eagle"]
