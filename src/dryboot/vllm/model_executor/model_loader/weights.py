@@ -1966,6 +1966,13 @@ def _flashinfer_counter(
     w.ref.counter_checked = True
     if not _flashinfer_attention(par, head_size, isinstance(quant.scaled, ModelOptQuant) and fp8_kv):
         return
+    w.own("attention counter", _counter_bytes(par, max_num_batched_tokens, heads))
+
+
+def _counter_bytes(par: Parallel, max_num_batched_tokens: int | None, heads: int) -> int:
+    """:func:`flashinfer_kv_counter_bytes` of a FlashInfer layer of ``heads`` query heads per rank.
+
+    :raises InputError: ``max_num_batched_tokens`` not given (it sizes the counter)."""
     if max_num_batched_tokens is None:
         raise InputError(
             "--max-num-batched-tokens",
@@ -1973,7 +1980,7 @@ def _flashinfer_counter(
             f"vLLM {par.vllm_version}'s FlashInfer attention allocates its multi-CTA KV counter "
             "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
         )
-    w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
+    return flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0)
 
 
 def flashinfer_counter_layers(
@@ -2002,14 +2009,7 @@ def flashinfer_counter_layers(
     for heads, head_size, sinks in layers:
         if not _flashinfer_attention(par, head_size, fp8_kv, mm_prefix, sinks):
             continue
-        if max_num_batched_tokens is None:
-            raise InputError(
-                "--max-num-batched-tokens",
-                None,
-                f"vLLM {par.vllm_version}'s FlashInfer attention allocates its multi-CTA KV counter "
-                "(max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
-            )
-        need = flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0)
+        need = _counter_bytes(par, max_num_batched_tokens, heads)
         if need > held:
             rank.add("attention counter", need)
             held = need
