@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 import pytest
-from weights_records import DATA, assert_stages, int_flag, overlaid_tiny
+from weights_records import DATA, assert_stages, broken_cases, int_flag, overlaid_tiny
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -77,19 +77,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
 
 
 def _broken(version: str) -> list[str]:
-    broken = []
-    for (name, cid), row in RECORDED.items():
-        if FILES[name] != version:
-            continue
-        try:
-            w = [_rank(name, row, s) for s in range(int_flag(row["argv"], "--pipeline-parallel-size"))]
-        except InputError:
-            broken.append(cid)
-            continue
-        want = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
-        if [[x.param_bytes, x.buffer_bytes, x.allocated_bytes] for x in w] != want:
-            broken.append(cid)
-    return broken
+    return broken_cases(RECORDED, FILES, version, _rank)
 
 
 @pytest.mark.parametrize(

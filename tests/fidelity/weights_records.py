@@ -51,9 +51,41 @@ def assert_stages(row: Mapping[str, Any], rank_of: Callable[[int], Any]) -> None
         with pytest.raises(InputError):
             rank_of(0)
         return
-    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
-    got = []
+    assert built_stages(row, rank_of) == recorded_stages(row)
+
+
+def recorded_stages(row: Mapping[str, Any]) -> list[list[int]]:
+    """A recorded row's [parameter, buffer, allocated] bytes per pipeline stage (``stages``, or the
+    row's own figures at one stage)."""
+    stages: list[list[int]] = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    return stages
+
+
+def built_stages(row: Mapping[str, Any], rank_of: Callable[[int], Any]) -> list[list[int]]:
+    """dryboot's [parameter, buffer, allocated] bytes of every pipeline stage of ``row``'s flags."""
+    out = []
     for stage in range(int_flag(row["argv"], "--pipeline-parallel-size")):
         w = rank_of(stage)
-        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
-    assert got == stages
+        out.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    return out
+
+
+def broken_cases(
+    recorded: Mapping[tuple[str, str], Mapping[str, Any]],
+    release_of: Mapping[str, str],
+    version: str,
+    rank_of: Callable[[str, Mapping[str, Any], int], Any],
+) -> list[str]:
+    """The case ids of ``recorded`` ((file, case id) -> row; ``release_of``: each file's release) on
+    ``version`` that dryboot refuses or sizes otherwise than recorded (``rank_of(file, row, stage)``):
+    what a flipped release switch breaks."""
+    broken = []
+    for (name, cid), row in recorded.items():
+        if release_of[name] != version:
+            continue
+        try:
+            if built_stages(row, lambda s, n=name, r=row: rank_of(n, r, s)) != recorded_stages(row):
+                broken.append(cid)
+        except InputError:
+            broken.append(cid)
+    return broken
