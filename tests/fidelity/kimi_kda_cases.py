@@ -1,4 +1,4 @@
-"""The Kimi Delta Attention cases behind dryboot's KDA state rules (``kv_cache_spec.kda_recurrent_dtype``,
+"""The Kimi Delta Attention cases behind dryboot's KDA state rules (``kimi_linear.kda_recurrent_dtype``,
 ``kda_prefill_checkpoint_blocks``): Kimi-Linear's and Kimi-K3's tiny configs
 (``data/architectures/``), Kimi-K3's without ``gate_lower_bound`` and the published Kimi-K3 config
 (``tests/data/configs/public/moonshotai--Kimi-K3``), under the flags that change

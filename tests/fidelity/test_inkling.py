@@ -20,8 +20,8 @@ import inkling_cases as C
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, InklingConvCaches, LayerKind, extra_of
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_spec import inkling_conv_spec
 from dryboot.vllm.models import inkling
+from dryboot.vllm.models.inkling import inkling_conv_spec
 
 pytestmark = pytest.mark.fidelity
 

@@ -22,8 +22,9 @@ import json
 import e2e_harness as H
 import kimi_kda_cases as K
 
-from dryboot.vllm import kv_cache_spec, versions
+from dryboot.vllm import versions
 from dryboot.vllm.config.hf import GatedDeltaNet
+from dryboot.vllm.models import kimi_linear
 
 pytestmark = pytest.mark.fidelity
 
@@ -73,7 +74,7 @@ def test_flashkda_checkpoint_block_is_needed(monkeypatch: pytest.MonkeyPatch) ->
     """Without the prefill checkpoint block Kimi-K3's default case disagrees (13 blocks a request
     at 2048 tokens: 4 of the MLA layer, 3 per KDA layer in align mode)."""
     assert _recorded("0.33.0")["k3-default"]["vllm"]["concurrency"] == pytest.approx(1695 / 13)
-    monkeypatch.setattr(kv_cache_spec, "kda_prefill_checkpoint_blocks", lambda *a: 0)
+    monkeypatch.setattr(kimi_linear, "kda_prefill_checkpoint_blocks", lambda *a: 0)
     assert not _agrees("0.33.0", "k3-default")
 
 
@@ -112,4 +113,4 @@ def _kda(full_rank: bool = True, head_dim: int = 128, bound: float | None = -5.0
 def test_prefill_checkpoint_blocks(
     kda: GatedDeltaNet | None, major: int, model_dtype: str, recurrent: str, blocks: int
 ) -> None:
-    assert kv_cache_spec.kda_prefill_checkpoint_blocks(kda, major, model_dtype, recurrent) == blocks
+    assert kimi_linear.kda_prefill_checkpoint_blocks(kda, major, model_dtype, recurrent) == blocks

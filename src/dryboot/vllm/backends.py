@@ -224,7 +224,7 @@ DEEPSEEK_V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64)
 #: sparse layers (not selected), 128-token kernel pages (one sparse block per page). Their
 #: ``get_kv_cache_stride_order`` raises ``NotImplementedError`` with the layers dimension, so
 #: ``indexes_kv_by_block_stride()`` is False (0.27.1, 0.28.0): there the sparse layers' main
-#: ``FullAttentionSpec`` differs from a dense layer's (:func:`~dryboot.vllm.kv_cache_spec.minimax_m3_block_stride`).
+#: ``FullAttentionSpec`` differs from a dense layer's (:func:`~dryboot.vllm.models.minimax_m3.minimax_m3_spec_fields`).
 MINIMAX_M3_SPARSE = AttentionBackend("MINIMAX_M3_SPARSE", (KernelBlock(128),), False)
 MINIMAX_M3_SPARSE_INDEXER = AttentionBackend("MINIMAX_M3_SPARSE_INDEXER", (KernelBlock(128),), False, is_mla=True)
 

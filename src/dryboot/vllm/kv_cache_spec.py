@@ -7,27 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     DEEPSEEK_V32_INDEXER,
     FP8_DS_MLA_BYTES,
-    INKLING_SCONV,
-    MINIMAX_M3_SPARSE,
-    MINIMAX_M3_SPARSE_INDEXER,
     SM120_DS_MLA_KV_CACHE_DTYPES,
     AttentionBackend,
 )
 from dryboot.vllm.config.hf import (
-    GatedDeltaNet,
     InklingConvCaches,
     LayerKind,
     MiniMaxM3Caches,
     ModelGeometry,
     extra_of,
 )
-from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, dtype_bytes, kv_quant_mode, torch_dtype_of
+from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
@@ -42,6 +37,9 @@ from dryboot.vllm.kv_cache_interface import (
     state_bytes,
 )
 from dryboot.vllm.layer_set import LayerSet
+from dryboot.vllm.models import kimi_linear
+from dryboot.vllm.models.inkling import inkling_conv_spec
+from dryboot.vllm.models.minimax_m3 import minimax_m3_indexer_spec, minimax_m3_sparse_spec
 from dryboot.vllm.versions import VersionRules
 
 
@@ -79,7 +77,7 @@ def attention_spec(
     rules: VersionRules | None = None,
 ) -> AttentionSpec:
     """One attention layer's spec (``rules``: the release's, for MiniMax-M3's caches, whose
-    spec fields differ by release: :func:`minimax_m3_spec_fields`)."""
+    spec fields differ by release: :func:`~dryboot.vllm.models.minimax_m3.minimax_m3_spec_fields`)."""
     geo = model.attention(kind)
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
     if kind is LayerKind.MLA_INDEXER:
@@ -231,7 +229,11 @@ def mamba_state(
         if model.mamba.kda is not None:
             g = model.mamba.kda
             shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
-            return LayerKind.KDA, shapes, (conv, kda_recurrent_dtype(g, args.mamba_ssm_cache_dtype, model, rules))
+            return (
+                LayerKind.KDA,
+                shapes,
+                (conv, kimi_linear.kda_recurrent_dtype(g, args.mamba_ssm_cache_dtype, model, rules)),
+            )
         if model.mamba.linear_attn is not None:
             la = model.mamba.linear_attn
             # linear_attention_state_dtype: the --mamba-cache-dtype, else the model's
@@ -244,72 +246,6 @@ def mamba_state(
     except ValueError as exc:
         raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
     return None
-
-
-#: the ``--mamba-ssm-cache-dtype`` values ``MambaStateDtypeCalculator.kda_state_dtype`` takes
-KDA_SSM_DTYPES = ("auto", "float32", "bfloat16")
-
-
-def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry, rules: VersionRules) -> str:
-    """The torch dtype of a KDA layer's recurrent state. ``kda_state_dtype`` (vLLM's hybrid block
-    sizing, and Kimi-K3's ``KimiK3DeltaAttention.get_state_dtype``): float32 for ``auto``, else
-    ``--mamba-ssm-cache-dtype`` (float32 or bfloat16) from 0.30.0 (``kda_ssm_dtype_flag``; before,
-    float32 whatever the flag). Kimi-Linear's plain KDA layer (``KimiLinearGatedDeltaNetAttention``)
-    keeps float32 whatever the flag.
-
-    :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
-        (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
-        page outgrows the attention page, AssertionError at planning, recorded on 0.30.0 and 0.33.0); a
-        full-rank gate on a release that did not verify it (``kda_full_rank_gate``)."""
-    if kda.full_rank_gate and not rules.kda_full_rank_gate:
-        raise InputError(
-            "--vllm-version",
-            rules.version,
-            f"{model.source}: linear_attn_config.use_full_rank_gate (Kimi-K3's KDA, KimiK3DeltaAttention) is "
-            f"not verified against vLLM {rules.version}'s engine start",
-        )
-    if not rules.kda_ssm_dtype_flag:
-        return "float32"
-    if ssm_flag not in KDA_SSM_DTYPES:
-        raise InputError(
-            "--mamba-ssm-cache-dtype",
-            ssm_flag,
-            "vLLM's KDA recurrent state supports only auto, float32 and bfloat16 (ValueError)",
-        )
-    if kda.full_rank_gate:
-        return "float32" if ssm_flag == "auto" else ssm_flag
-    if ssm_flag == "bfloat16":
-        raise InputError(
-            "--mamba-ssm-cache-dtype",
-            ssm_flag,
-            f"{model.source}: vLLM sizes the hybrid attention block from a bfloat16 KDA state "
-            "(kda_state_dtype) but Kimi-Linear's KDA layer keeps its recurrent state in float32: its page "
-            "outgrows the attention page and vLLM fails planning the KV cache (AssertionError)",
-        )
-    return "float32"
-
-
-#: compute-capability majors FlashKDA serves (``kimi_k3/nvidia/kda.py`` ``is_flashkda_supported``)
-FLASHKDA_MAJORS = (9, 10, 12)
-
-
-def kda_prefill_checkpoint_blocks(
-    kda: GatedDeltaNet | None, capability_major: int, model_dtype: str, recurrent_dtype: str
-) -> int:
-    """Prefill checkpoint blocks of a KDA layer's MambaSpec (``KimiK3DeltaAttention.get_kv_cache_spec``,
-    vLLM 0.33.0): 1 where its prefill backend is FlashKDA (``resolve_kda_prefill_backend``'s ``auto``:
-    a full-rank gate, SM 9.x/10.x/12.x, bfloat16 activations, ``head_dim`` 128, a bfloat16 or
-    float32 recurrent state and a gate lower bound), else 0 (Triton; Kimi-Linear's plain KDA layer)."""
-    if kda is None or not kda.full_rank_gate:
-        return 0
-    flashkda = (
-        capability_major in FLASHKDA_MAJORS
-        and kda.head_k_dim == 128
-        and model_dtype == "bfloat16"
-        and recurrent_dtype in ("bfloat16", "float32")
-        and kda.gate_lower_bound is not None
-    )
-    return int(flashkda)
 
 
 def sliding_start_block(backend: AttentionBackend, primary_block: int, rules: VersionRules) -> int:
@@ -382,7 +318,7 @@ def build_layers(
                     f"prefill checkpoint grid ({mamba_block} tokens): vLLM asserts grid >= conv_state_len",
                 )
             if kind is LayerKind.KDA and rules.kda_prefill_checkpoints:
-                checkpoints = kda_prefill_checkpoint_blocks(
+                checkpoints = kimi_linear.kda_prefill_checkpoint_blocks(
                     model.mamba.kda, args.device.capability[0], model_dtype, dtypes[-1]
                 )
             specs.append(
@@ -401,123 +337,3 @@ def build_layers(
             block = sw_block if kind is LayerKind.SLIDING else block_size
             specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block, rules))
     return LayerSet(tuple(specs), names, order)
-
-
-def inkling_conv_spec(conv: InklingConvCaches, kind: LayerKind, tensor_parallel_size: int) -> AttentionSpec:
-    """An Inkling decoder layer's short-convolution state (``InklingConvState.get_kv_cache_spec``,
-    vLLM 0.33.0): a ``SlidingWindowSpec`` whose block and window are ``kernel_size`` tokens, of
-    ``kv_heads // TP`` packed heads (``head_size_v`` 0) in bfloat16, whatever ``--kv-cache-dtype``
-    says. ``kind``: ``INKLING_CONV`` (beside a sliding-window layer) or ``INKLING_CONV_FULL``."""
-    heads, head_size = conv.sliding if kind is LayerKind.INKLING_CONV else conv.full
-    return AttentionSpec(
-        layer_kind=kind,
-        block_size=conv.kernel_size,
-        num_kv_heads=heads // tensor_parallel_size,
-        head_size=head_size,
-        head_size_v=0,
-        torch_dtype="bfloat16",
-        kv_cache_dtype="bfloat16",
-        quant_mode=KVQuantMode.NONE,
-        content_bytes=head_size * 2,
-        backend=INKLING_SCONV.name,
-        indexes_kv_by_block_stride=INKLING_SCONV.indexes_kv_by_block_stride,
-        sliding_window=conv.kernel_size,
-    )
-
-
-def minimax_m3_indexer_spec(
-    caches: MiniMaxM3Caches, block_size: int, rules: VersionRules | None = None
-) -> AttentionSpec:
-    """A MiniMax-M3 sparse layer's indexer side cache (``MiniMaxM3IndexerCache.get_kv_cache_spec``):
-    an ``MLAAttentionSpec`` of one key-only head of ``index_dim`` elements per token at the cache's
-    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says.
-    ``rules``: see :func:`minimax_m3_spec_fields`."""
-    dtype = "bfloat16" if caches.element_bytes == 2 else "float8_e4m3fn"
-    return AttentionSpec(
-        layer_kind=LayerKind.MM3_INDEXER,
-        block_size=block_size,
-        num_kv_heads=1,
-        head_size=caches.index_dim,
-        head_size_v=0,
-        torch_dtype=dtype,
-        kv_cache_dtype=dtype,
-        quant_mode=KVQuantMode.NONE,
-        content_bytes=caches.index_dim * caches.element_bytes,
-        backend=MINIMAX_M3_SPARSE_INDEXER.name,
-        **minimax_m3_spec_fields(MINIMAX_M3_SPARSE_INDEXER, rules),
-    )
-
-
-def minimax_m3_spec_fields(backend: AttentionBackend, rules: VersionRules | None) -> dict[str, Any]:
-    """The fields of a MiniMax-M3 cache's spec that its backend sets, and which decide whether a
-    sparse layer's main spec equals a dense layer's (they only meet in one grouping when pipeline
-    stages take different blocks: recorded on 0.27.1-0.33.0, ``tests/fidelity/data/pipeline/``):
-
-    * 0.27.1, 0.28.0 (``rules.pad_requires_block_stride``): the runner sets
-      ``indexes_kv_by_block_stride`` from the backend, ``False`` for MiniMax-M3's (their stride
-      order raises ``NotImplementedError`` with the layers dimension), ``True`` for FLASH_ATTN:
-      the specs differ.
-    * 0.29, 0.30: no such field; the specs are equal (``True`` here, as every non-MLA attention
-      spec that may pad).
-    * 0.33 (``rules.kernel_block_stride_alignment``): ``customize_attention_spec`` records the
-      backends' fixed 128-token kernel block as ``block_stride_alignment``: the specs differ.
-    """
-    stride = backend.indexes_kv_by_block_stride if rules is None or rules.pad_requires_block_stride else True
-    fixed = [k.size for k in backend.kernel_blocks if not k.multiple_of]
-    aligned = (
-        rules is not None and bool(rules.kernel_block_stride_alignment) and len(fixed) == len(backend.kernel_blocks)
-    )
-    return {"indexes_kv_by_block_stride": stride, "block_stride_alignment": max(fixed) if aligned and fixed else None}
-
-
-#: the KV cache dtypes whose MiniMax-M3 sparse-layer page is the plain one, checked against vLLM
-MINIMAX_M3_SPARSE_QUANT = frozenset(
-    {
-        KVQuantMode.NONE,
-        KVQuantMode.FP8_PER_TENSOR,
-        KVQuantMode.INT8_PER_TOKEN_HEAD,
-        KVQuantMode.FP8_PER_TOKEN_HEAD,
-        KVQuantMode.INT4_PER_TOKEN_HEAD,
-    }
-)
-
-
-def minimax_m3_sparse_spec(
-    kv_cache_dtype: str,
-    model_dtype: str,
-    heads: int,
-    head_dim: int,
-    block_size: int,
-    custom: CustomKVCacheDtype | None,
-    rules: VersionRules | None = None,
-) -> AttentionSpec:
-    """A MiniMax-M3 sparse layer's main K/V cache (``MiniMaxM3SparseAttention.get_kv_cache_spec``):
-    a ``FullAttentionSpec`` of ``heads`` K and V heads of ``head_dim`` in the cache dtype's torch
-    dtype, built by the layer itself, so no backend adds per-token-head scales to its page
-    (``(head_dim + head_dim) × element size`` per head and token, 1 byte for every quantized
-    dtype).
-
-    :raises InputError: a custom, NVFP4 or TurboQuant cache (not modelled for these layers).
-    """
-    quant = kv_quant_mode(kv_cache_dtype)
-    if custom is not None or quant not in MINIMAX_M3_SPARSE_QUANT:
-        raise InputError(
-            "--kv-cache-dtype",
-            kv_cache_dtype,
-            "MiniMax-M3's sparse layers with this cache dtype are not modelled (bfloat16/float16, fp8 and the "
-            "*_per_token_head dtypes are)",
-        )
-    torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
-    return AttentionSpec(
-        layer_kind=LayerKind.MM3_SPARSE,
-        block_size=block_size,
-        num_kv_heads=heads,
-        head_size=head_dim,
-        head_size_v=head_dim,
-        torch_dtype=torch_dtype,
-        kv_cache_dtype=kv_cache_dtype,
-        quant_mode=quant,
-        content_bytes=2 * head_dim * dtype_bytes(torch_dtype),
-        backend=MINIMAX_M3_SPARSE.name,
-        **minimax_m3_spec_fields(MINIMAX_M3_SPARSE, rules),
-    )

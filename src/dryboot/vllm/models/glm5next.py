@@ -156,7 +156,7 @@ def _layer_types(f: ConfigFields, n: int) -> list[str]:
 def _linear_attn(f: ConfigFields) -> GatedDeltaNet:
     """The KDA state's parameters (``linear_*``, or a ``linear_attn_config`` object's keys, as
     ``Glm5NextTextConfig.__post_init__`` reads them); a full-rank-gate layer whose FlashKDA prefill
-    keeps checkpoints (:func:`~dryboot.vllm.kv_cache_spec.kda_prefill_checkpoint_blocks`)."""
+    keeps checkpoints (:func:`~dryboot.vllm.models.kimi_linear.kda_prefill_checkpoint_blocks`)."""
     heads, dim = f.integer("linear_num_heads"), f.integer("linear_head_dim")
     conv = f.integer("linear_conv_kernel_dim")
     bound = f.get("linear_lower_bound")

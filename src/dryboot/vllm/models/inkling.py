@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import BACKENDS, AttentionBackend
+from dryboot.vllm.backends import BACKENDS, INKLING_SCONV, AttentionBackend
 from dryboot.vllm.config.hf import (
     AttentionGeometry,
     ConfigFields,
@@ -39,8 +39,9 @@ from dryboot.vllm.config.hf import (
     ModelGeometry,
     extra_of,
 )
-from dryboot.vllm.dtypes import torch_dtype_of
+from dryboot.vllm.dtypes import KVQuantMode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.kv_cache_interface import AttentionSpec
 from dryboot.vllm.models.common import geometry
 
 #: ``InklingModelConfig``'s cache-relevant defaults
@@ -274,3 +275,25 @@ def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
                 str(tp),
                 f"{model.source}: AssertionError: InklingAttention needs TP to divide its {q} heads and {kv} KV heads",
             )
+
+
+def inkling_conv_spec(conv: InklingConvCaches, kind: LayerKind, tensor_parallel_size: int) -> AttentionSpec:
+    """An Inkling decoder layer's short-convolution state (``InklingConvState.get_kv_cache_spec``,
+    vLLM 0.33.0): a ``SlidingWindowSpec`` whose block and window are ``kernel_size`` tokens, of
+    ``kv_heads // TP`` packed heads (``head_size_v`` 0) in bfloat16, whatever ``--kv-cache-dtype``
+    says. ``kind``: ``INKLING_CONV`` (beside a sliding-window layer) or ``INKLING_CONV_FULL``."""
+    heads, head_size = conv.sliding if kind is LayerKind.INKLING_CONV else conv.full
+    return AttentionSpec(
+        layer_kind=kind,
+        block_size=conv.kernel_size,
+        num_kv_heads=heads // tensor_parallel_size,
+        head_size=head_size,
+        head_size_v=0,
+        torch_dtype="bfloat16",
+        kv_cache_dtype="bfloat16",
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=head_size * 2,
+        backend=INKLING_SCONV.name,
+        indexes_kv_by_block_stride=INKLING_SCONV.indexes_kv_by_block_stride,
+        sliding_window=conv.kernel_size,
+    )

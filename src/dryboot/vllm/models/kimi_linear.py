@@ -13,7 +13,7 @@ without mamba prefix caching.
 
 With ``use_full_rank_gate`` (Kimi-K3's KDA, ``kimi_k3/nvidia/kda.py`` ``KimiK3DeltaAttention``)
 the state is the same; from 0.29.0 its MambaSpec adds a prefill checkpoint block where the layer's
-prefill backend is FlashKDA (``kv_cache_spec.kda_prefill_checkpoint_blocks``,
+prefill backend is FlashKDA (:func:`kda_prefill_checkpoint_blocks`,
 ``VersionRules.kda_prefill_checkpoints``; 0.27.1 and 0.28.0 add none). Planned on every release
 0.27.1-0.33.0 (recorded; ``VersionRules.kda_full_rank_gate``).
 
@@ -29,6 +29,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, GatedDeltaNet, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import check_sm90_mla_dims
+from dryboot.vllm.versions import VersionRules
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -128,3 +129,69 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mamba_prefix_caching=False,
         layer_names=tuple(f"model.layers.{i}.self_attn" for i in range(n)),
     )
+
+
+#: the ``--mamba-ssm-cache-dtype`` values ``MambaStateDtypeCalculator.kda_state_dtype`` takes
+KDA_SSM_DTYPES = ("auto", "float32", "bfloat16")
+
+
+def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry, rules: VersionRules) -> str:
+    """The torch dtype of a KDA layer's recurrent state. ``kda_state_dtype`` (vLLM's hybrid block
+    sizing, and Kimi-K3's ``KimiK3DeltaAttention.get_state_dtype``): float32 for ``auto``, else
+    ``--mamba-ssm-cache-dtype`` (float32 or bfloat16) from 0.30.0 (``kda_ssm_dtype_flag``; before,
+    float32 whatever the flag). Kimi-Linear's plain KDA layer (``KimiLinearGatedDeltaNetAttention``)
+    keeps float32 whatever the flag.
+
+    :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
+        (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
+        page outgrows the attention page, AssertionError at planning, recorded on 0.30.0 and 0.33.0); a
+        full-rank gate on a release that did not verify it (``kda_full_rank_gate``)."""
+    if kda.full_rank_gate and not rules.kda_full_rank_gate:
+        raise InputError(
+            "--vllm-version",
+            rules.version,
+            f"{model.source}: linear_attn_config.use_full_rank_gate (Kimi-K3's KDA, KimiK3DeltaAttention) is "
+            f"not verified against vLLM {rules.version}'s engine start",
+        )
+    if not rules.kda_ssm_dtype_flag:
+        return "float32"
+    if ssm_flag not in KDA_SSM_DTYPES:
+        raise InputError(
+            "--mamba-ssm-cache-dtype",
+            ssm_flag,
+            "vLLM's KDA recurrent state supports only auto, float32 and bfloat16 (ValueError)",
+        )
+    if kda.full_rank_gate:
+        return "float32" if ssm_flag == "auto" else ssm_flag
+    if ssm_flag == "bfloat16":
+        raise InputError(
+            "--mamba-ssm-cache-dtype",
+            ssm_flag,
+            f"{model.source}: vLLM sizes the hybrid attention block from a bfloat16 KDA state "
+            "(kda_state_dtype) but Kimi-Linear's KDA layer keeps its recurrent state in float32: its page "
+            "outgrows the attention page and vLLM fails planning the KV cache (AssertionError)",
+        )
+    return "float32"
+
+
+#: compute-capability majors FlashKDA serves (``kimi_k3/nvidia/kda.py`` ``is_flashkda_supported``)
+FLASHKDA_MAJORS = (9, 10, 12)
+
+
+def kda_prefill_checkpoint_blocks(
+    kda: GatedDeltaNet | None, capability_major: int, model_dtype: str, recurrent_dtype: str
+) -> int:
+    """Prefill checkpoint blocks of a KDA layer's MambaSpec (``KimiK3DeltaAttention.get_kv_cache_spec``,
+    vLLM 0.33.0): 1 where its prefill backend is FlashKDA (``resolve_kda_prefill_backend``'s ``auto``:
+    a full-rank gate, SM 9.x/10.x/12.x, bfloat16 activations, ``head_dim`` 128, a bfloat16 or
+    float32 recurrent state and a gate lower bound), else 0 (Triton; Kimi-Linear's plain KDA layer)."""
+    if kda is None or not kda.full_rank_gate:
+        return 0
+    flashkda = (
+        capability_major in FLASHKDA_MAJORS
+        and kda.head_k_dim == 128
+        and model_dtype == "bfloat16"
+        and recurrent_dtype in ("bfloat16", "float32")
+        and kda.gate_lower_bound is not None
+    )
+    return int(flashkda)

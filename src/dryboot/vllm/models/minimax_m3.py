@@ -26,8 +26,9 @@ Block size: vLLM 0.28.0 keeps the default 16 (recorded on SM 9.0 and 8.0); from 
 <backend>/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE backend(s)."
 
 :func:`read` lays the layers out for the planner (a dense layer's ``FULL`` cache; a sparse
-layer's ``MM3_INDEXER`` cache, then its ``MM3_SPARSE`` main cache); the specs are built in
-:mod:`dryboot.vllm.kv_cache_spec`, the group in :mod:`dryboot.vllm.kv_cache_utils.groups`.
+layer's ``MM3_INDEXER`` cache, then its ``MM3_SPARSE`` main cache); the specs are built here
+(:func:`minimax_m3_indexer_spec`, :func:`minimax_m3_sparse_spec`, called from
+:mod:`dryboot.vllm.kv_cache_spec`), the group in :mod:`dryboot.vllm.kv_cache_utils.groups`.
 
 vLLM 0.28.0 checks no kernel block while planning: at the default block of 16 it plans and logs
 the KV cache size, then its worker finds no kernel block of 16 that the 128-token MiniMax-M3
@@ -54,9 +55,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import MINIMAX_M3_SPARSE, MINIMAX_M3_SPARSE_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, MiniMaxM3Caches, ModelGeometry, extra_of
+from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, dtype_bytes, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.kv_cache_interface import AttentionSpec
 from dryboot.vllm.models.common import geometry, num_layers
+from dryboot.vllm.versions import VersionRules
 
 
 @dataclass(frozen=True)
@@ -232,3 +237,101 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             f"(kv_cache_dtype=nvfp4, topk_blocks={caches.topk_blocks}) (vLLM's ValueError)",
         )
     return args
+
+
+def minimax_m3_indexer_spec(
+    caches: MiniMaxM3Caches, block_size: int, rules: VersionRules | None = None
+) -> AttentionSpec:
+    """A MiniMax-M3 sparse layer's indexer side cache (``MiniMaxM3IndexerCache.get_kv_cache_spec``):
+    an ``MLAAttentionSpec`` of one key-only head of ``index_dim`` elements per token at the cache's
+    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says.
+    ``rules``: see :func:`minimax_m3_spec_fields`."""
+    dtype = "bfloat16" if caches.element_bytes == 2 else "float8_e4m3fn"
+    return AttentionSpec(
+        layer_kind=LayerKind.MM3_INDEXER,
+        block_size=block_size,
+        num_kv_heads=1,
+        head_size=caches.index_dim,
+        head_size_v=0,
+        torch_dtype=dtype,
+        kv_cache_dtype=dtype,
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=caches.index_dim * caches.element_bytes,
+        backend=MINIMAX_M3_SPARSE_INDEXER.name,
+        **minimax_m3_spec_fields(MINIMAX_M3_SPARSE_INDEXER, rules),
+    )
+
+
+def minimax_m3_spec_fields(backend: AttentionBackend, rules: VersionRules | None) -> dict[str, Any]:
+    """The fields of a MiniMax-M3 cache's spec that its backend sets, and which decide whether a
+    sparse layer's main spec equals a dense layer's (they only meet in one grouping when pipeline
+    stages take different blocks: recorded on 0.27.1-0.33.0, ``tests/fidelity/data/pipeline/``):
+
+    * 0.27.1, 0.28.0 (``rules.pad_requires_block_stride``): the runner sets
+      ``indexes_kv_by_block_stride`` from the backend, ``False`` for MiniMax-M3's (their stride
+      order raises ``NotImplementedError`` with the layers dimension), ``True`` for FLASH_ATTN:
+      the specs differ.
+    * 0.29, 0.30: no such field; the specs are equal (``True`` here, as every non-MLA attention
+      spec that may pad).
+    * 0.33 (``rules.kernel_block_stride_alignment``): ``customize_attention_spec`` records the
+      backends' fixed 128-token kernel block as ``block_stride_alignment``: the specs differ.
+    """
+    stride = backend.indexes_kv_by_block_stride if rules is None or rules.pad_requires_block_stride else True
+    fixed = [k.size for k in backend.kernel_blocks if not k.multiple_of]
+    aligned = (
+        rules is not None and bool(rules.kernel_block_stride_alignment) and len(fixed) == len(backend.kernel_blocks)
+    )
+    return {"indexes_kv_by_block_stride": stride, "block_stride_alignment": max(fixed) if aligned and fixed else None}
+
+
+#: the KV cache dtypes whose MiniMax-M3 sparse-layer page is the plain one, checked against vLLM
+MINIMAX_M3_SPARSE_QUANT = frozenset(
+    {
+        KVQuantMode.NONE,
+        KVQuantMode.FP8_PER_TENSOR,
+        KVQuantMode.INT8_PER_TOKEN_HEAD,
+        KVQuantMode.FP8_PER_TOKEN_HEAD,
+        KVQuantMode.INT4_PER_TOKEN_HEAD,
+    }
+)
+
+
+def minimax_m3_sparse_spec(
+    kv_cache_dtype: str,
+    model_dtype: str,
+    heads: int,
+    head_dim: int,
+    block_size: int,
+    custom: CustomKVCacheDtype | None,
+    rules: VersionRules | None = None,
+) -> AttentionSpec:
+    """A MiniMax-M3 sparse layer's main K/V cache (``MiniMaxM3SparseAttention.get_kv_cache_spec``):
+    a ``FullAttentionSpec`` of ``heads`` K and V heads of ``head_dim`` in the cache dtype's torch
+    dtype, built by the layer itself, so no backend adds per-token-head scales to its page
+    (``(head_dim + head_dim) × element size`` per head and token, 1 byte for every quantized
+    dtype).
+
+    :raises InputError: a custom, NVFP4 or TurboQuant cache (not modelled for these layers).
+    """
+    quant = kv_quant_mode(kv_cache_dtype)
+    if custom is not None or quant not in MINIMAX_M3_SPARSE_QUANT:
+        raise InputError(
+            "--kv-cache-dtype",
+            kv_cache_dtype,
+            "MiniMax-M3's sparse layers with this cache dtype are not modelled (bfloat16/float16, fp8 and the "
+            "*_per_token_head dtypes are)",
+        )
+    torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
+    return AttentionSpec(
+        layer_kind=LayerKind.MM3_SPARSE,
+        block_size=block_size,
+        num_kv_heads=heads,
+        head_size=head_dim,
+        head_size_v=head_dim,
+        torch_dtype=torch_dtype,
+        kv_cache_dtype=kv_cache_dtype,
+        quant_mode=quant,
+        content_bytes=2 * head_dim * dtype_bytes(torch_dtype),
+        backend=MINIMAX_M3_SPARSE.name,
+        **minimax_m3_spec_fields(MINIMAX_M3_SPARSE, rules),
+    )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict, Unpack
 
+from dryboot.vllm.versions import version_key
 from dryboot.vllm.worker.interval import MIB, Term
 from dryboot.vllm.worker.profile_run import ForwardShape, forward_widest
 
@@ -90,13 +91,9 @@ def graph_counts(
     return {m: n for m, n in table[mode].items() if n > 0}
 
 
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
-
-
 def v2_measures(runner: str, release: str) -> bool:
     """The V2 runner's own estimator (``v1/worker/gpu/cudagraph_utils.py``, 0.29+)."""
-    return runner == "V2" and _release_key(release) >= (0, 29)
+    return runner == "V2" and version_key(release)[:2] >= (0, 29)
 
 
 def graph_memory(

@@ -31,6 +31,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.models import mllama4, qwen3_vl
 from dryboot.vllm.models.registry import ARCHITECTURES
+from dryboot.vllm.versions import version_key
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
@@ -280,10 +281,6 @@ def encoder_profiled(
     return not all(limits.get(m, 999) == 0 for m in shape.modalities)
 
 
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
-
-
 #: the multimodal wrappers whose config class fills the vision config the profile run encodes with:
 #: transformers' ``Llama4Config`` builds ``Llama4VisionConfig()`` where config.json has no
 #: ``vision_config`` (the aiconfigurator copies of Llama-4 Scout and Maverick), and ``Qwen3VLConfig`` /
@@ -476,7 +473,8 @@ def activation_terms(
         tower = shape.vision_tower
         if tower is not None and max_model_len > 0:
             sized = sized_for_processor(tower, shape.image_max_pixels)
-            if tower.model_type == "pixtral" and sized != tower and _release_key(release) <= PIXTRAL_DENSE_MASK_UNTIL:
+            old_pixtral = tower.model_type == "pixtral" and version_key(release)[:2] <= PIXTRAL_DENSE_MASK_UNTIL
+            if old_pixtral and sized != tower:
                 # 0.27-0.28's Mistral3ProcessingInfo counts the dummy by vision_config.image_size while the
                 # image processor resizes it to its own longest_edge: the tower's input is not the item counted
                 raise InputError(
@@ -515,7 +513,7 @@ def activation_terms(
             p = tower.minicpmv
             # before 0.32 no per-item flag reaches the tower for a video: it runs the config's mode
             video = p is not None and batch is not None and batch.modality == "video"
-            if video and p and p.downsample_mode != p.config_mode and _release_key(release) < (0, 32):
+            if video and p and p.downsample_mode != p.config_mode and version_key(release)[:2] < (0, 32):
                 raise InputError(
                     "activation",
                     "multimodal encoder profiling",
@@ -554,7 +552,7 @@ def activation_terms(
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
     rows = sampler_rows(max_num_seqs, t) if last_stage else 0
     logits = rows * padded_vocab(shape.vocab_size)
-    if runner == "V2" and _release_key(release) >= (0, 33):
+    if runner == "V2" and version_key(release)[:2] >= (0, 33):
         per_logit = V2_WARMUP_SAMPLER_BYTES_PER_LOGIT
         what = "V2 runner, 0.33's warm-up pass: float32 logits, log-softmax, top-k/top-p, min-p)"
     elif runner == "V2":
@@ -623,7 +621,7 @@ def activation_terms(
                 runner=runner,
                 decoder_high=decoder_high,
                 sizes=_sizes_said(shape),
-                dense_mask=tower.model_type == "pixtral" and _release_key(release) <= PIXTRAL_DENSE_MASK_UNTIL,
+                dense_mask=tower.model_type == "pixtral" and version_key(release)[:2] <= PIXTRAL_DENSE_MASK_UNTIL,
             )
         )
     return terms
