@@ -443,9 +443,9 @@ V41_ANY_FP8 = frozenset({"0.30.0"})
 #: kernel, which the CPU oracle's has not: refused
 V41_CAPABILITIES = frozenset({(8, 0), (8, 9), (9, 0), (12, 0)})
 #: releases whose engine start was recorded on GPUs other than SM 9.0 (the others: SM 9.0 only; 0.31.0 and
-#: 0.32.0 recorded in issue 37: the same answers as 0.33.0; 0.30.0 recorded too, but on SM 12.x its FlashInfer
-#: 0.6.18 lacks the SM120 decode specialization the layers ask for some head / top-k pairs, a check not modelled)
-V41_OTHER_GPU_RELEASES = frozenset({"0.31.0", "0.32.0", "0.33.0"})
+#: 0.32.0 recorded in issue 37: the same answers as 0.33.0; 0.30.0 too, where on SM 12.x FlashInfer 0.6.18.post1,
+#: the wheel's pin, lacks the SM120 decode specialization of some (heads, window) pairs: :func:`check_sm120_decode`)
+V41_OTHER_GPU_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 #: releases whose ``DeepseekV4Model`` replays the layers after the last KV source on the trailing
 #: window (``decoder_replay_layers.py``), asserting that source's ratio is at most 1
 V41_REPLAY_RELEASES = frozenset({"0.32.0", "0.33.0"})
@@ -731,6 +731,7 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
         )
     if args.attention_backend is not None:
         raise InputError("--attention-backend", args.attention_backend, f"{arch}: a named backend is not verified")
+    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args)
     if args.decode_context_parallel_size > 1:
         raise InputError(
             "--decode-context-parallel-size", str(args.decode_context_parallel_size), f"{arch}: not verified"
