@@ -114,7 +114,12 @@ GPU_CASES: dict[str, tuple[str, list[str], str]] = {
     "rtx5090-auto": ("dsv41-tiny", ["--kv-cache-memory-bytes", "100000000", "--max-model-len", "-1"], "RTX 5090"),
     "l40s": ("dsv41-tiny", BASE, "L40S"),
     "b300": ("dsv41-tiny", BASE, "B300"),
+    # a 128-token window, which every release's SM120 decode table has (dsv41-tiny's 64 is not in 0.30.0's)
+    "rtx5090-w128": ("dsv41-w128", BASE, "RTX 5090"),
+    "rtx-pro-6000-w128-tp2": ("dsv41-w128", [*BASE, "-tp", "2"], "RTX PRO 6000 Blackwell"),
 }
+#: config name -> (the config it changes, the text config keys it sets)
+DERIVED: dict[str, tuple[str, dict[str, Any]]] = {"dsv41-w128": ("dsv41-tiny", {"sliding_window": 128})}
 
 
 #: ``dsv41-tiny`` is the architecture's tiny config (``data/architectures/``, which
@@ -128,8 +133,11 @@ def config_path(name: str) -> Path:
 
 
 def config(name: str) -> dict[str, Any]:
-    """The tiny config ``name`` (:func:`config_path`)."""
-    data: dict[str, Any] = json.loads(config_path(name).read_text())
+    """The tiny config ``name`` (:func:`config_path`; one of :data:`DERIVED`: its base with its keys set in
+    ``text_config``)."""
+    base, keys = DERIVED.get(name, (name, {}))
+    data: dict[str, Any] = json.loads(config_path(base).read_text())
+    data.get("text_config", data).update(keys)
     return data
 
 

@@ -23,6 +23,15 @@ ARCH = "DeepseekV4ForCausalLM"
 CONFIGS = {
     "tiny": HERE / "data" / "architectures" / f"{ARCH}.json",
     "interleaved": DATA / "interleaved.json",
+    "window192": HERE / "data" / "architectures" / f"{ARCH}.json",
+    "heads256": HERE / "data" / "architectures" / f"{ARCH}.json",
+}
+#: config name -> the keys it sets over its file (stand-ins for the SM120 layers' checks: a 192-token
+#: window, which FlashInfer 0.6.16's SM120 decode table lacks and 0.6.18's has; 256 query heads, more
+#: than either attention pads to at TP 1)
+OVERRIDES: dict[str, dict[str, Any]] = {
+    "window192": {"sliding_window": 192},
+    "heads256": {"num_attention_heads": 256},
 }
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
@@ -45,12 +54,38 @@ CASES: dict[str, tuple[str, list[str], str]] = {
     "rtx5090": ("tiny", _FP8, "RTX 5090"),
     "rtx5090-flashmla": ("tiny", [*_FP8, "--attention-backend", "FLASHMLA_SPARSE"], "RTX 5090"),
     "rtx-pro-6000": ("tiny", _FP8, "RTX PRO 6000 Blackwell"),
+    # issue 37: FlashInfer's SM120 layers modelled
+    "rtx-pro-6000-tp2": ("tiny", [*_FP8, "-tp", "2"], "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-block128": ("tiny", [*_FP8, "--block-size", "128"], "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-block512": ("tiny", [*_FP8, "--block-size", "512"], "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-named": (
+        "tiny",
+        [*_FP8, "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"],
+        "RTX PRO 6000 Blackwell",
+    ),
+    "rtx-pro-6000-sm120-name": (
+        "tiny",
+        [*_FP8, "--attention-backend", "FLASHINFER_MLA_SPARSE_SM120"],
+        "RTX PRO 6000 Blackwell",
+    ),
+    "rtx-pro-6000-interleaved": ("interleaved", _FP8, "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-interleaved-pp2": ("interleaved", [*_FP8, "-pp", "2"], "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-window192": ("window192", _FP8, "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-heads256": ("heads256", _FP8, "RTX PRO 6000 Blackwell"),
+    "rtx-pro-6000-heads256-tp2": ("heads256", [*_FP8, "-tp", "2"], "RTX PRO 6000 Blackwell"),
+    "b200-heads256": ("heads256", _FP8, "B200"),
+    "rtx5090-mtp": (
+        "tiny",
+        [*_FP8, "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'],
+        "RTX 5090",
+    ),
 }
 
 
 def config(name: str) -> dict[str, Any]:
     """The config ``name`` (its JSON)."""
     data: dict[str, Any] = json.loads(CONFIGS[name].read_text())
+    data.update(OVERRIDES.get(name, {}))
     return data
 
 

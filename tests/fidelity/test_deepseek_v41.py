@@ -27,7 +27,7 @@ pytestmark = pytest.mark.fidelity
 #: the releases whose records are checked
 RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 RECORDS = {v: C.recorded(v) for v in RELEASES}
-#: the releases whose GPU cases are recorded (0.30.0 planned on SM 9.0 only)
+#: the releases whose GPU cases are recorded (0.30.0 planned off SM 9.0 since issue 37)
 GPU_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 GPU_RECORDS = {v: C.recorded(v, gpus=True) for v in GPU_RELEASES}
 #: (release, case id) -> why dryboot refuses what vLLM serves
@@ -41,12 +41,6 @@ REFUSED_SERVED: dict[tuple[str, str], str] = {
         for r in RELEASES
     },
     **{(r, cid): _SM100 for r in GPU_RELEASES for cid in ("b200", "b200-tp2", "b200-c2x2", "b300")},
-    # 0.30.0 off SM 9.0: not planned (on SM 12.x its FlashInfer 0.6.18, the wheel's pin, lacks the SM120
-    # decode specialization for some head / top-k pairs, a RuntimeError the recorded cases show)
-    **{
-        ("0.30.0", cid): "0.30.0 is planned on SM 9.0 only"
-        for cid in ("a100", "a100-block64", "a100-block256", "a100-c2x2-tp2", "a100-ngram", "l40s")
-    },
 }
 
 

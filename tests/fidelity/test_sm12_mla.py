@@ -30,11 +30,6 @@ def dryboot(version: str, cid: str, r: dict[str, Any]) -> dict[str, Any]:
 #: Where dryboot refuses by name while vLLM serves (or refuses in other words): config name ->
 #: (releases, the reason). Never a served answer: every case dryboot serves must agree.
 KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
-    "dsv4-2048": (
-        C.RELEASES,
-        "DeepSeek-V4 on SM 12.x takes FlashInfer's SM120 DeepSeek-V4 attention and its packed caches, which dryboot "
-        "does not model (refused by name on --gpu; vLLM serves auto / fp8 and refuses bfloat16)",
-    ),
     "step5": (
         ("0.33.0",),
         "Step5's DSA layers choose their backend themselves; dryboot refuses SM 12.x by name, vLLM in its own words "

@@ -121,6 +121,33 @@ VERIFIED_BLOCKS = frozenset({128, 256, 512})
 #: the backend vLLM logs choosing the block (its kernel blocks are not modelled: not used here)
 SPARSE_SWA = AttentionBackend("DEEPSEEK_SPARSE_SWA", (), False, is_mla=True)
 BACKEND = SPARSE_SWA.name
+#: the indexer's and the compressors' backends, as the block line names them
+INDEXER_BACKEND = "DEEPSEEK_V4_INDEXER"
+COMPRESSOR_BACKEND = "CompressorBackend"
+
+
+def attention_name(capability: tuple[int, int]) -> str:
+    """The DeepSeek-V4 attention backend the layers take on a GPU of ``capability``
+    (``models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``, no FlashMLA / FlashInfer
+    name given): FlashInfer's SM120 layers on SM 12.x (``DeepseekV4FlashInferSM120Attention``),
+    FlashMLA's elsewhere. Both store the ``fp8_ds_mla`` row, so the caches are the same."""
+    return "FLASHINFER_MLA_SPARSE_DSV4" if capability[0] == 12 else "FLASHMLA_SPARSE_DSV4"
+
+
+def block_log_backends(ratios: tuple[int, ...], capability: tuple[int, int]) -> list[str]:
+    """The backends vLLM 0.31+ names choosing the block ("for A/B/C backend(s).", before 0.31 the
+    first alone: "for A backend."), in the order the
+    layers register them (``update_block_size_for_backend``): each layer's indexer (ratio 4), then
+    its compressors (ratio 4 or 128), its sliding-window cache and its attention (the MTP layer's
+    add none the backbone lacks); each name once."""
+    out: list[str] = []
+    for r in ratios:
+        names = [INDEXER_BACKEND] if r == 4 else []
+        names += [COMPRESSOR_BACKEND] if r > 1 else []
+        for name in (*names, BACKEND, attention_name(capability)):
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def packed_caches(model: ModelGeometry) -> DeepseekV4Caches:
@@ -564,8 +591,12 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
     ):
         if value is not None:
             raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM {version}")
-    if args.block_size is None:
-        log.append(f"Setting kv cache block size to {block} for {BACKEND} backend.")
+    names = block_log_backends(caches.compress_ratios, args.device.capability)
+    if args.block_size is None and cfg.rules.block_size_log_backends:
+        log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
+    elif args.block_size is None:
+        # before 0.31 the line names the first backend registered
+        log.append(f"Setting kv cache block size to {block} for {names[0]} backend.")
     return block
 
 

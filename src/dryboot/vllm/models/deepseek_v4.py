@@ -272,14 +272,16 @@ def check_wrapper(caches: DeepseekV4Caches, args: EngineArgs, architecture: str)
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """DeepSeek-V4's layers choose their attention class themselves (``nvidia/model.py``
-    ``_select_dsv4_attn_cls``): FlashMLA's, with the fp8_ds_mla cache, for any other backend name
-    on every CUDA GPU but SM 12.x (SM 8.0 and 9.0 checked against vLLM 0.28.0's engine start);
-    they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
+    ``_select_dsv4_attn_cls``, whatever other backend is named): FlashMLA's on every CUDA GPU but
+    SM 12.x, FlashInfer's SM120 layers there (``packed.attention_name``); both store any fp8 KV cache as
+    the same fp8_ds_mla row (``_resolve_dsv4_kv_cache_dtype``), so the caches do not depend on the GPU
+    (checked against every release's engine start, ``tests/fidelity/test_deepseek_v4_gpus.py``).
 
     :raises InputError: what :func:`check_wrapper` refuses (the wrapper, or a config with a vision
-        tower on :data:`WRAPPER_RELEASES`); FlashInfer's DeepSeek-V4 attention (named, or SM 12.x's
-        default), which is not modelled; the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED` (vLLM's
-        StrictDataclassClassValidationError).
+        tower on :data:`WRAPPER_RELEASES`); the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED`
+        (vLLM's StrictDataclassClassValidationError); the ``FLASHINFER_MLA_SPARSE`` names vLLM refuses
+        (ValueError); ``FLASHINFER_MLA_SPARSE_DSV4`` off SM 12.x (its plain fp8 row is not modelled);
+        FlashMLA named on SM 12.x (not verified); what :func:`check_attention_heads` refuses.
     """
     v41 = extra_of(model, DeepseekV41Caches)
     if v41 is not None:
@@ -297,25 +299,102 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             "(StrictDataclassClassValidationError: Class validation error for validator 'validate_layer_type': "
             "the target's mlp_layer_types, hash_moe / moe, are not in ('sparse', 'dense'))",
         )
-    if args.device.capability[0] == 12:
+    sm12 = args.device.capability[0] == 12
+    named = args.attention_backend
+    if named is not None and named.startswith("FLASHINFER_MLA_SPARSE") and named != SM120_NAMED:
         raise InputError(
-            "--gpu",
-            args.device.name,
-            f"{model.source}: on SM 12.x vLLM gives DeepSeek-V4 FlashInfer's SM120 attention and its cache, "
-            "which are not modelled (FlashMLA's sparse layers, every other CUDA GPU's, are)",
+            "--attention-backend",
+            named,
+            f"{model.architecture}: vLLM refuses it (ValueError: {named} is not a DeepSeek V4 attention backend. Use "
+            f"{SM120_NAMED} for DeepSeek V4 FlashInfer sparse MLA.)",
         )
-    if args.attention_backend is not None:
-        if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
-            raise InputError(
-                "--attention-backend",
-                args.attention_backend,
-                f"{model.architecture}: FlashInfer's DeepSeek-V4 attention (FLASHINFER_MLA_SPARSE_DSV4; the other "
-                "FLASHINFER_MLA_SPARSE names are refused by vLLM) and its cache are not modelled",
-            )
+    if named == SM120_NAMED and not sm12:
+        raise InputError(
+            "--attention-backend",
+            named,
+            f"{model.architecture}: off SM 12.x FlashInfer's DeepSeek-V4 attention (TRT-LLM-gen) stores the plain "
+            "per-tensor fp8 row, whose cache is not modelled",
+        )
+    if sm12 and named in FLASHMLA_NAMED:
+        raise InputError(
+            "--attention-backend",
+            named,
+            f"{model.architecture}: FlashMLA's DeepSeek-V4 layers named on SM 12.x (vLLM builds them; its kernels are "
+            "built for SM 9.0 / 10.x): not verified",
+        )
+    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args)
+    if named is not None:
         args = args.evolve(attention_backend=None)
     if args.kv_cache_dtype == "fp8_ds_mla":
         args = args.evolve(kv_cache_dtype="fp8")
     return args
+
+
+#: the backend name that picks FlashInfer's DeepSeek-V4 attention (``_select_dsv4_attn_cls``: its SM120
+#: class on SM 12.x, the TRT-LLM-gen class elsewhere); the other ``FLASHINFER_MLA_SPARSE`` names are refused
+SM120_NAMED = "FLASHINFER_MLA_SPARSE_DSV4"
+#: the backend names that pick FlashMLA's DeepSeek-V4 attention on any GPU
+FLASHMLA_NAMED = frozenset({"FLASHMLA_SPARSE", "FLASHMLA_SPARSE_DSV4"})
+#: the query-head counts FlashInfer's sparse MLA kernels take (``flashinfer_sparse.py``
+#: ``_SPARSE_MLA_SUPPORTED_Q_HEADS``): the SM120 layers pad a rank's heads up to the next one
+SM120_Q_HEADS = (8, 16, 32, 64, 128)
+#: releases whose SM120 layers check, as they are built, that the pinned FlashInfer ships a DeepSeek-V4
+#: decode specialization for their (padded heads, top-k) pair (``has_flashinfer_sparse_mla_sm120_config``:
+#: ``(heads, top_k) in flashinfer.mla._sparse_mla_sm120._DECODE_DSV4_DISPATCH``; top-k is the sliding window
+#: without a non-causal drafter), with the top-k values that table pairs with every padded head count;
+#: ``None``: FlashInfer 0.7's table is an envelope (1-128 heads, any top-k) that every padded pair is inside.
+#: 0.27.1 has no such check (its FlashInfer, 0.6.16.post3, falls back off its table)
+SM120_DECODE_TOPKS: Mapping[str, frozenset[int] | None] = {
+    "0.28.0": frozenset({128, 512, 1024}),  # FlashInfer 0.6.16.post3
+    "0.29.0": frozenset({128, 192, 256, 512, 1024}),  # 0.6.18
+    "0.30.0": frozenset({128, 192, 256, 512, 1024}),  # 0.6.18.post1
+    "0.31.0": None,  # 0.7.0.post1
+    "0.32.0": None,  # 0.7.0.post1
+    "0.33.0": None,  # 0.7.2.post1
+}
+
+
+def check_attention_heads(num_heads: int, window: int, args: EngineArgs) -> None:
+    """What the DeepSeek-V4 / V4.1 attention layers refuse of a rank's query heads
+    (``num_heads / tp``) and of their sliding ``window`` (tokens) as they are built: more than 128
+    heads (``get_padded_num_q_heads``: FlashMLA's FP8 decode kernel takes 64 or 128, FlashInfer's
+    :data:`SM120_Q_HEADS`), and on SM 12.x a (padded heads, window) pair the pinned FlashInfer has
+    no decode specialization for (:func:`check_sm120_decode`).
+
+    :raises InputError: each, in vLLM's words (ValueError / RuntimeError)."""
+    local = num_heads // args.tensor_parallel_size
+    sm12 = args.device.capability[0] == 12
+    if local > 128:
+        words = (
+            f"DeepseekV4 FlashInfer MLA Sparse does not support {local} heads (sparse MLA kernel requires h_q in "
+            "{8, 16, 32, 64, 128})."
+            if sm12
+            else f"DeepseekV4 FlashMLA does not support {local} heads (FP8 decode kernel requires h_q in {{64, 128}})."
+        )
+        raise InputError(
+            "--tensor-parallel-size", str(args.tensor_parallel_size), f"vLLM refuses it (ValueError: {words})"
+        )
+    check_sm120_decode(local, window, args)
+
+
+def check_sm120_decode(local_heads: int, window: int, args: EngineArgs) -> None:
+    """On SM 12.x, what the DeepSeek-V4 / V4.1 SM120 layers refuse of a rank's query heads
+    (``local_heads``, at most 128) and their sliding ``window`` (tokens, the decode top-k without a
+    non-causal drafter) as they are built: a (padded heads, window) pair the release's pinned FlashInfer
+    has no decode specialization for (:data:`SM120_DECODE_TOPKS`); nothing off SM 12.x.
+
+    :raises InputError: that pair, in vLLM's words (RuntimeError)."""
+    topks = SM120_DECODE_TOPKS.get(args.vllm_version)
+    if args.device.capability[0] != 12 or topks is None or window in topks:
+        return
+    padded = next(h for h in SM120_Q_HEADS if local_heads <= h)
+    raise InputError(
+        "--gpu",
+        args.device.name,
+        f"vLLM {args.vllm_version} refuses it (RuntimeError: FLASHINFER_MLA_SPARSE_DSV4 on SM120 requires a FlashInfer "
+        f"DSV4 sparse MLA decode specialization for (num_q_heads={padded}, top_k={window}). Install a FlashInfer "
+        "build containing flashinfer-ai/flashinfer#4380.)",
+    )
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:
@@ -328,7 +407,7 @@ def kv_cache_layout(model: ModelGeometry) -> str:
 
 def backend_assumption(model: ModelGeometry) -> str | None:
     """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on
-    every CUDA GPU but SM 12.x (DeepSeek-V4.1: SM 9.0 only)."""
+    every CUDA GPU but SM 12.x, FlashInfer's SM120 ones there (DeepSeek-V4.1: SM 10.x not modelled)."""
     if extra_of(model, DeepseekV41Caches) is not None:
         return (
             "DeepSeek-V4.1's layers choose their own attention (FlashMLA's sparse layers, FlashInfer's on SM 12.x, "
@@ -337,8 +416,8 @@ def backend_assumption(model: ModelGeometry) -> str | None:
     if extra_of(model, DeepseekV4Caches) is None:
         return None
     return (
-        "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on every CUDA GPU "
-        "but SM 12.x), whatever --attention-backend names; SM 12.x's FlashInfer attention is not modelled"
+        "DeepSeek-V4's layers choose their own attention (FlashMLA on every CUDA GPU but SM 12.x, FlashInfer's "
+        "SM120 layers there; both with the fp8_ds_mla cache), whatever other --attention-backend is named"
     )
 
 
@@ -364,9 +443,9 @@ V41_ANY_FP8 = frozenset({"0.30.0"})
 #: kernel, which the CPU oracle's has not: refused
 V41_CAPABILITIES = frozenset({(8, 0), (8, 9), (9, 0), (12, 0)})
 #: releases whose engine start was recorded on GPUs other than SM 9.0 (the others: SM 9.0 only; 0.31.0 and
-#: 0.32.0 recorded in issue 37: the same answers as 0.33.0; 0.30.0 recorded too, but on SM 12.x its FlashInfer
-#: 0.6.18 lacks the SM120 decode specialization the layers ask for some head / top-k pairs, a check not modelled)
-V41_OTHER_GPU_RELEASES = frozenset({"0.31.0", "0.32.0", "0.33.0"})
+#: 0.32.0 recorded in issue 37: the same answers as 0.33.0; 0.30.0 too, where on SM 12.x FlashInfer 0.6.18.post1,
+#: the wheel's pin, lacks the SM120 decode specialization of some (heads, window) pairs: :func:`check_sm120_decode`)
+V41_OTHER_GPU_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 #: releases whose ``DeepseekV4Model`` replays the layers after the last KV source on the trailing
 #: window (``decoder_replay_layers.py``), asserting that source's ratio is at most 1
 V41_REPLAY_RELEASES = frozenset({"0.32.0", "0.33.0"})
@@ -652,6 +731,7 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
         )
     if args.attention_backend is not None:
         raise InputError("--attention-backend", args.attention_backend, f"{arch}: a named backend is not verified")
+    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args)
     if args.decode_context_parallel_size > 1:
         raise InputError(
             "--decode-context-parallel-size", str(args.decode_context_parallel_size), f"{arch}: not verified"

@@ -148,7 +148,8 @@ def check_rank(par: W.Parallel) -> None:
             "the CPU oracle cannot build: not modelled",
             10: "SM 10.x serves the MXFP4 experts through FlashInfer TRT-LLM or DeepGEMM, whose layouts are not "
             "modelled",
-            12: "SM 12.x gives DeepSeek-V4 FlashInfer's attention, not modelled",
+            12: "SM 12.x builds FlashInfer's SM120 attention layers (their fp8 scale buffers) and its own expert "
+            "kernels: the layout after loading is not modelled (the KV cache is)",
         }.get(major, f"SM {major}.x is not modelled (SM 8.x is)")
         raise _refuse("--gpu", None, why)
     if par.pp > 1:
