@@ -28,8 +28,8 @@ CONFIGS = DATA / "configs"
 VERSION = "0.33.0"
 RECORD = DATA / f"vllm-{VERSION}.json"
 #: the other releases whose registries list the architecture (``vllm/models/glm5next``), recorded in
-#: ``data/glm5next/vllm-<release>.json``: 0.32.0 (planned) on every case, 0.30.0 / 0.31.0 (refused by name)
-#: on the cases without a GPU of their own
+#: ``data/glm5next/vllm-<release>.json``: 0.32.0 on every case, 0.30.0 / 0.31.0 (every layer indexed)
+#: on the cases without a GPU of their own; all planned
 EARLIER = ("0.30.0", "0.31.0", "0.32.0")
 #: the releases whose every case is recorded (dryboot plans the architecture there)
 EVERY_CASE = (VERSION, "0.32.0")

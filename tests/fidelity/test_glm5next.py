@@ -5,7 +5,8 @@ caches with the NoPE MLA rows, a CircularBuffer group of the tail rings, packed 
 under the BLHNC layout; the block the smallest every backend (indexer, tail ring, sparse MLA)
 addresses, grown by the hybrid alignment where the KDA state is larger; the pool's bytes per block
 the widest group rounded up to lcm(one MLA row, one tail row, the indexer's page at its largest
-kernel block)."""
+kernel block). 0.32.0 builds that layout too; 0.30.0 and 0.31.0 build every layer as an indexed one
+(one uniform-type group, the tail rings allocated as full attention), also planned and checked."""
 
 from __future__ import annotations
 
@@ -56,9 +57,9 @@ def test_tail_ring_grows_with_speculative_tokens() -> None:
     assert ["CircularBuffer", 32, 16384, 1] in v["groups"]
 
 
-def test_planned_on_0_32_and_0_33_and_no_longer_refused() -> None:
+def test_planned_on_0_30_to_0_33_and_no_longer_refused() -> None:
     assert "Glm5NextForCausalLM" not in NOT_MODELLED
-    assert LATER_ARCHITECTURES["Glm5NextForCausalLM"] == ("0.32.0", "0.33.0")
+    assert LATER_ARCHITECTURES["Glm5NextForCausalLM"] == ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
     assert LATER_ARCHITECTURES["Glm5NextForConditionalGeneration"] == ("0.33.0",)
 
 
@@ -93,24 +94,51 @@ def test_dryboot_agrees_with_0_32s_engine_start(tmp_path: Path, cid: str) -> Non
     assert verdict["agree"], verdict["diffs"]
 
 
-@pytest.mark.parametrize("version", ["0.30.0", "0.31.0"])
-def test_every_layer_indexed_on_0_30_and_0_31_is_refused_by_name(tmp_path: Path, version: str) -> None:
-    """0.30.0 and 0.31.0 build every layer of ``flash`` (three KDA layers and one indexed by its default
-    ``layer_types``) as an indexed one, the tail rings in the MLA group as full attention: not modelled,
-    refused by name on every case (recorded)."""
-    rec = C.recorded(version)
-    assert list(rec) == list(C.cases_for(version))
-    v = rec["flash"]["vllm"]
-    assert v["groups"] == [["MLAAttention", 512, 4224, 12]]
-    assert "model.layers.0.self_attn.indexer.tail_cache" in v["group_layers"][0]
-    assert not any("DeepGEMM" in str(r["vllm"].get("error")) for r in rec.values())
-    for cid in ("flash", "flash-8-tp2", "defaults"):
-        name, argv, _ = C.CASES[cid]
-        d = H.run_dryboot(H.Case(cid, "glm5next", H._write_config(tmp_path, cid, C.config(name)), argv), version)
-        assert d.get("refused") and "builds every layer as an indexed" in str(d["error"]), d
+#: the cases dryboot refuses by name on 0.30.0 / 0.31.0 where vLLM serves them: ``defaults`` leaves
+#: ``index_topk``, ``index_kpool`` and ``index_head_dim`` to that release's config class (no indexer: dense
+#: MLA, ``index_kpool`` 4), not verified
+REFUSED_BY_NAME = {"defaults": "left to that release's config class defaults", "defaults-tp4": "config class defaults"}
+ALL_INDEXED = [(v, cid) for v in ("0.30.0", "0.31.0") for cid in C.cases_for(v)]
 
 
-def _group_layers(case: H.Case) -> list[list[str]]:
+def test_every_layer_indexed_on_0_30_and_0_31() -> None:
+    """0.30.0 and 0.31.0 build every layer of ``flash`` (three KDA layers and one indexed by 0.33.0's
+    default ``layer_types``) as an indexed one: one uniform-type group of each layer's indexer key cache,
+    its tail ring allocated as full attention and its MLA rows, at the block the KDA state and the kpool
+    alignment set (512 tokens): 4 x (4,224 + 262,144 + 524,288) = 3,162,624 bytes a block, 1,358 blocks of
+    4 GiB (recorded)."""
+    for version in ("0.30.0", "0.31.0"):
+        rec = C.recorded(version)
+        assert list(rec) == list(C.cases_for(version))
+        v = rec["flash"]["vllm"]
+        assert v["groups"] == [["MLAAttention", 512, 4224, 12]]
+        assert "model.layers.0.self_attn.indexer.tail_cache" in v["group_layers"][0]
+        assert not any("DeepGEMM" in str(r["vllm"].get("error")) for r in rec.values())
+        assert (4 << 30) // (4 * (512 // 16 * 132 + 512 * 2 * 128 * 2 + 512 * 1024)) == v["num_blocks"] == 1358
+
+
+@pytest.mark.parametrize(("version", "cid"), ALL_INDEXED)
+def test_dryboot_agrees_with_0_30s_and_0_31s_engine_start(tmp_path: Path, version: str, cid: str) -> None:
+    """Every recorded case of 0.30.0 and 0.31.0 agrees (served or refused alike), but
+    :data:`REFUSED_BY_NAME`, which dryboot refuses by name."""
+    name, argv, gpu = C.CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    d = H.run_dryboot(H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])]), version)
+    if cid in REFUSED_BY_NAME:
+        assert d.get("refused") and REFUSED_BY_NAME[cid] in str(d["error"]), d
+        return
+    verdict = H.compare(C.recorded(version)[cid]["vllm"], d)
+    assert verdict["agree"], (verdict["diffs"], d.get("error"))
+
+
+def test_group_members_on_0_30_are_vllms(tmp_path: Path) -> None:
+    """0.30.0's one group: each layer's indexer key cache, tail ring and MLA rows, in vLLM's order."""
+    name, argv, _ = C.CASES["flash"]
+    case = H.Case("flash", "glm5next", H._write_config(tmp_path, "flash", C.config(name)), argv)
+    assert _group_layers(case, "0.30.0") == C.recorded("0.30.0")["flash"]["vllm"]["group_layers"]
+
+
+def _group_layers(case: H.Case, version: str = C.VERSION) -> list[list[str]]:
     """dryboot's KV cache groups' member layers (``plan --json``), in its group order; under pipeline
     parallelism stage 0's of each (what the record holds)."""
     import json
@@ -119,7 +147,7 @@ def _group_layers(case: H.Case) -> list[list[str]]:
 
     from dryboot.cli import cli
 
-    res = CliRunner().invoke(cli, case.dryboot_argv(C.VERSION), catch_exceptions=False)
+    res = CliRunner().invoke(cli, case.dryboot_argv(version), catch_exceptions=False)
     doc = json.loads(res.stdout)
     stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
     return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]

@@ -91,7 +91,7 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
         # the wrapper's per_layer_embeddings [max_num_batched_tokens, layers x per-layer width] (bf16)
         text = config["text_config"]
         return 2 * tokens * text["num_hidden_layers"] * text["hidden_size_per_layer_input"]
-    if config["architectures"][0] == "HYV4ForCausalLM":
+    if config["architectures"][0] in ("HYV4ForCausalLM", "Glm5NextForCausalLM"):
         return 0  # its walk adds the top-k indices to the allocated bytes only, not its buffer bytes
     return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
 

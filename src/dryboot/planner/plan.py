@@ -241,6 +241,12 @@ def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _L
     else:
         block_size, decision = _block_sizes(cfg, align, log)
         layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
+    sided = family_of(model).grouped_side_caches(model, cfg.args, layers.pairs())
+    if sided is not None and len(sided) != len(layers.order):
+        # the caches the family's attention layers keep beside their KV (GLM-5.3-Flash's on 0.30.0 / 0.31.0)
+        num_target += len(sided) - len(layers.order)
+        layers = LayerSet.from_pairs(list(sided.items()))
+        stages = None if stages is None else _with_side_caches(stages, sided)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
     if grouping is not None and cfg.rules.sparse_mla_pool_row_aligned:
         # 0.31.0: the pool's bytes per block are a multiple of every layer's block_stride_alignment

@@ -863,6 +863,10 @@ class EngineConfig:
         if LayerKind.INKLING_CONV in self.model.kinds or LayerKind.INKLING_CONV_FULL in self.model.kinds:
             # Inkling: each layer's conv state (registered first) on its own backend
             out = {INKLING_SCONV.name: INKLING_SCONV, **out}
+        if self.kv_cache_layout == "grouped":
+            # the backends a family's side caches bring (GLM-5.3-Flash's indexer and tail ring, 0.30.0 / 0.31.0)
+            for own in family_of(self.model).block_backends(self.model, self.args, self.backend):
+                out.setdefault(own.name, own)
         if self.drafter_backend is not None:
             out.setdefault(self.drafter_backend.name, self.drafter_backend)
         return out

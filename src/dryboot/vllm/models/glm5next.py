@@ -38,11 +38,20 @@ transformers' ``Glm5NextTextConfig``, model_type ``glm5_next_text``).
 
 Planned on vLLM 0.32.0 and 0.33.0 (recorded: ``tests/fidelity/data/glm5next/`` and, on 0.33.0, the
 architecture's flag sets in ``data/release-architectures/``, its wrapper's too) on tiny stand-in configs:
-no published config.json of GLM-5.3-Flash was found. 0.30.0 and 0.31.0 list it but build every layer as
-an indexed one (recorded): refused by name (:func:`engine_args`). Not verified, refused by
-name: drafting other than n-gram and the hidden-state cache (the MTP module among them), decode context
-parallelism, ``--prefix-match-unit``, a named backend other than ``FLASHINFER_MLA_SPARSE_SM90``, a float16
-model off SM 9.x, dense MLA (``index_topk`` null).
+no published config.json of GLM-5.3-Flash was found.
+
+* vLLM 0.30.0 and 0.31.0 (:data:`ALL_INDEXED_RELEASES`, :func:`for_release`) read the config with their own
+  ``Glm5NextTextConfig``, which leaves ``layer_types`` unset: every layer is built indexed (no KDA layer),
+  the KDA state still sizing the hybrid block (then rounded to ``index_kpool x 32``); each layer's indexer
+  key cache, its tail ring (a ``KpoolTailSpec`` sliding window, allocated as full attention: the pages
+  cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`); the
+  kpool must divide the block the layers are built at (16 by default). Planned on an H200 (recorded on
+  its default GPU only); a config that sets ``layer_types`` or leaves the indexer keys to those
+  releases' defaults is refused by name.
+
+Not verified, refused by name: drafting other than n-gram and the hidden-state cache (the MTP module
+among them), decode context parallelism, ``--prefix-match-unit``, a named backend other than
+``FLASHINFER_MLA_SPARSE_SM90``, a float16 model off SM 9.x, dense MLA (``index_topk`` null).
 """
 
 from __future__ import annotations
@@ -66,13 +75,40 @@ from dryboot.vllm.versions import VersionRules
 
 LINEAR = "linear_attention"
 INDEXED = "indexed_attention"
-#: the releases whose engine start verified the layout
+#: the releases whose engine start verified the KDA + indexed layout (repeat-packed caches)
 RELEASES = frozenset({"0.32.0", "0.33.0"})
-#: the other releases whose registries list it: their engine start (the indexer's DeepGEMM check
-#: answered as a CUDA box's) builds every layer as an indexed one, whose tail rings join the MLA group as
-#: full attention (recorded: ``data/glm5next/vllm-<release>.json``): not modelled, refused by name; other
-#: releases lack it (``absent_from_release``)
-UNMODELLED_RELEASES = frozenset({"0.30.0", "0.31.0"})
+#: the earlier releases whose registries list it: their config class (vLLM's own
+#: ``transformers_utils/configs/glm5_next.py`` ``Glm5NextTextConfig``) leaves ``layer_types`` unset, so
+#: the model class (``is_kda_layer``: a ``linear_attention`` entry only) builds every layer as an indexed
+#: one; the KDA state still sizes the hybrid block (``_align_hybrid_block_size``, then the kpool indexer's
+#: ``index_kpool x 32`` alignment, ``CudaPlatform._get_indexer_block_alignment``), and the tail rings
+#: (``KpoolTailSpec``, a sliding window of ``index_kpool``) cannot be unified with the MLA pages: they are
+#: allocated as full attention, every layer in one uniform-type group (recorded:
+#: ``data/glm5next/vllm-<release>.json``); other releases lack it (``absent_from_release``)
+ALL_INDEXED_RELEASES = frozenset({"0.30.0", "0.31.0"})
+#: the keys vLLM 0.30.0 / 0.31.0's config class defaults otherwise than transformers' (``index_topk`` and
+#: ``index_head_dim`` ``None``: no indexer; ``index_kpool`` 4): a config that leaves one out is not verified there
+ALL_INDEXED_KEYS = ("index_topk", "index_kpool", "index_head_dim")
+#: the ``layer_types`` entries vLLM 0.31.0's transformers (5.24) takes (``configuration_utils.py``
+#: ``ALLOWED_LAYER_TYPES``, checked by ``PreTrainedConfig.validate_layer_type``): ``indexed_attention`` is not one
+TRANSFORMERS_LAYER_TYPES = (
+    "full_attention",
+    "sliding_attention",
+    "chunked_attention",
+    "window_attention",
+    "compressed_sparse_attention",
+    "heavily_compressed_attention",
+    "minimax_m3_sparse",
+    "conv",
+    "moe",
+    "hybrid",
+    "hybrid_sliding",
+    "deepseek_sparse_attention",
+    "qwen_sparse_attention",
+    "linear_attention",
+    "sparse",
+    "dense",
+)
 #: the releases whose ``Glm5NextModelConfig`` (``model_executor/models/config.py``) takes an ``auto`` cache
 #: as fp8 on SM 10.x (0.32.0 has no such hook: ``auto`` stays the model dtype there; recorded)
 AUTO_FP8_RELEASES = frozenset({"0.33.0"})
@@ -112,6 +148,12 @@ class Glm5NextCaches(FamilyExtra):
     index_head_dim: int
     index_row: int
     indexed: bool
+    #: the keys of :data:`ALL_INDEXED_KEYS` and ``layer_types`` the file itself sets
+    given: frozenset[str] = frozenset()
+    #: every layer built as an indexed one (vLLM 0.30.0 / 0.31.0: :func:`for_release`)
+    all_indexed: bool = False
+    #: ``layer_types`` as the file gives them (empty: unset)
+    raw_layer_types: tuple[str, ...] = ()
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -237,7 +279,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             "ValueError: GLM-5.3 sparse indexer requires index_kpool_always_select_tail=True",
         )
     index_dim = f.integer("index_head_dim")
-    caches = Glm5NextCaches(kpool, index_dim, indexer_head_size(index_dim), indexed)
+    given = frozenset(k for k in (*ALL_INDEXED_KEYS, "layer_types") if f.given(k))
+    raw = f.data.get("layer_types")
+    raw_types = tuple(str(t) for t in raw) if isinstance(raw, list) else ()
+    caches = Glm5NextCaches(kpool, index_dim, indexer_head_size(index_dim), indexed, given, raw_layer_types=raw_types)
     kinds = tuple(LayerKind.KDA if t == LINEAR else LayerKind.MLA for t in types)
     names = tuple(f"model.layers.{i}.self_attn" + ("" if t == LINEAR else ".attn") for i, t in enumerate(types))
     return geometry(
@@ -264,21 +309,81 @@ def _caches(model: ModelGeometry) -> Glm5NextCaches:
     return caches
 
 
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """``model`` as vLLM 0.30.0 / 0.31.0 build it (:data:`ALL_INDEXED_RELEASES`): every decoder layer an
+    indexed one (``model.layers.i.self_attn.attn``, its indexer's caches beside it:
+    :func:`grouped_side_caches`), the KDA state kept for the hybrid block alignment alone; as read on
+    the later releases.
+
+    :raises InputError: on those releases, ``layer_types`` set (0.30.0: vLLM's AssertionError while
+        laying out the KDA and indexed layers' caches, recorded; 0.31.0: transformers'
+        ``validate_layer_type`` refuses ``indexed_attention``, recorded; other lists not verified), a
+        key of :data:`ALL_INDEXED_KEYS` left to the release's defaults, an ``index_kpool`` not a power
+        of two (not verified), or a default block the kpool does not divide (the indexer cache's
+        AssertionError, in vLLM's words)."""
+    caches = _caches(model)
+    if rules.version not in ALL_INDEXED_RELEASES:
+        return model
+    arch, version = model.architecture, rules.version
+    bad = [t for t in caches.raw_layer_types if t not in TRANSFORMERS_LAYER_TYPES]
+    if version == "0.31.0" and bad:
+        raise InputError(
+            model.source,
+            "layer_types",
+            f"{arch}: StrictDataclassClassValidationError: Class validation error for validator "
+            f"'validate_layer_type': ValueError: The `layer_types` entries must be in {TRANSFORMERS_LAYER_TYPES} "
+            f"({bad[0]!r}: transformers' PreTrainedConfig under vLLM 0.31.0)",
+        )
+    if "layer_types" in caches.given:
+        raise InputError(
+            model.source,
+            "layer_types",
+            f"{arch} on vLLM {version}: a config's layer_types is not modelled there (recorded: 0.30.0's engine "
+            "start fails with an AssertionError laying out its KDA and indexed layers; 0.31.0's transformers "
+            "refuses 'indexed_attention' in validate_layer_type)",
+        )
+    missing = [k for k in ALL_INDEXED_KEYS if k not in caches.given]
+    if missing:
+        raise InputError(
+            model.source,
+            missing[0],
+            f"{arch} on vLLM {version}: left to that release's config class defaults ({', '.join(missing)}: "
+            "index_topk and index_head_dim None, index_kpool 4, not transformers'), which are not verified",
+        )
+    kpool = caches.kpool
+    if kpool & (kpool - 1):
+        raise InputError(
+            model.source,
+            "index_kpool",
+            f"{arch} on vLLM {version}: index_kpool {kpool} (not a power of two) is not verified there",
+        )
+    n = len(model.layer_kinds)
+    return model.evolve(
+        layer_kinds=(LayerKind.MLA,) * n,
+        layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
+        family_extra=replace(caches, all_indexed=True),
+    )
+
+
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """The flags as GLM-5.3-Flash's config hook leaves them (``Glm5NextModelConfig``, 0.33.0: an ``auto`` KV
-    cache is fp8 on SM 10.x, its sparse indexer being set; 0.32.0 keeps ``auto``).
+    cache is fp8 on SM 10.x, its sparse indexer being set; 0.30.0-0.32.0 keep ``auto``).
 
-    :raises InputError: a release whose layout is not modelled (0.30.0, 0.31.0: every layer indexed)."""
+    :raises InputError: on vLLM 0.30.0 / 0.31.0, a block the kpool indexer's cache refuses while the
+        model is built (``Glm5NextIndexerCache``: ``--block-size``, or the default 16 tokens, a multiple
+        of ``index_kpool``; vLLM's AssertionError, recorded)."""
     version = args.vllm_version
-    if version in UNMODELLED_RELEASES:
-        raise InputError(
-            "--vllm-version",
-            version,
-            f"{model.architecture} on vLLM {version} is not modelled: that release builds every layer as an indexed "
-            "(sparse MLA) layer, none as KDA, and treats the tail rings as full attention ('KV cache page sizes "
-            "cannot be unified; treating sliding-window layers as full attention'; recorded, "
-            f"tests/fidelity/data/glm5next/) (planned: vLLM {', '.join(sorted(RELEASES))})",
-        )
+    caches = extra_of(model, Glm5NextCaches)
+    if version in ALL_INDEXED_RELEASES and caches is not None and caches.indexed:
+        built = args.block_size or 16  # CacheConfig's default block while the layers are built
+        if built % caches.kpool:
+            raise InputError(
+                "--block-size",
+                str(built),
+                f"{model.architecture}: AssertionError: Glm5NextIndexerCache: cache_config.block_size ({built}) "
+                f"must be a multiple of index_kpool ({caches.kpool}) so chunked-prefill boundaries stay "
+                "pool-aligned.",
+            )
     auto = (args.kv_cache_dtype or "auto") == "auto"
     if version in AUTO_FP8_RELEASES and args.device.capability[0] == 10 and auto:
         # Glm5NextModelConfig.verify_and_update_config: "Using fp8 KV cache for GLM-5.3-Flash" on SM 10.x
@@ -359,6 +464,13 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
         # recorded: an A100 (no sparse MLA backend below SM 9.0); an RTX 5090 (FLASHINFER_MLA_SPARSE_SM120
         # refuses the 512-wide NoPE latent)
         raise InputError("--gpu", args.device.name, _no_backend(arch, f"kv_cache_dtype={dtype}"))
+    if args.vllm_version in ALL_INDEXED_RELEASES and capability[0] != 9:
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch} on vLLM {args.vllm_version} off SM 9.x is not modelled: its every-layer-indexed layout was "
+            "recorded on an H200 alone",
+        )
     if capability not in SERVED_CAPABILITIES:
         raise InputError(
             "--gpu",
@@ -499,8 +611,46 @@ def block_backends(model: ModelGeometry, args: EngineArgs, backend: AttentionBac
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:
-    """The indexer's block-outermost layout: the pages are packed by repeat pattern."""
-    return "repeat-packed"
+    """The indexer's block-outermost layout: the pages are packed by repeat pattern (vLLM 0.32.0,
+    0.33.0); vLLM's KV cache groups where every layer is built indexed (0.30.0, 0.31.0)."""
+    return "grouped" if _caches(model).all_indexed else "repeat-packed"
+
+
+def grouped_side_caches(
+    model: ModelGeometry, args: EngineArgs, layers: list[tuple[str, LayerSpec]]
+) -> dict[str, LayerSpec]:
+    """vLLM 0.30.0 / 0.31.0's cache layers (every layer indexed), in ``static_forward_context``'s order:
+    each MLA layer's ``.self_attn.indexer.k_cache`` (an ``MLAAttentionSpec`` of one ``index_row``-byte
+    row a ``index_kpool`` tokens, ``tokens_per_state``) and ``.self_attn.indexer.tail_cache`` (a
+    ``KpoolTailSpec``: a sliding window of ``index_kpool`` tokens, ``index_kpool``-token blocks of two
+    bfloat16 heads of ``index_head_dim``) before its ``.self_attn.attn``; other models' layers as given.
+
+    :raises InputError: a block the indexer cache refuses (not a multiple of ``index_kpool x 32``:
+        vLLM's AssertionError, in its words)."""
+    caches = extra_of(model, Glm5NextCaches)
+    if caches is None or not caches.all_indexed:
+        return dict(layers)
+    kpool = caches.kpool
+    out: dict[str, LayerSpec] = {}
+    for name, spec in layers:
+        if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            block = spec.block_size
+            if block % (kpool * 32):
+                raise InputError(
+                    "--block-size",
+                    str(block),
+                    f"{model.architecture}: AssertionError: Glm5NextIndexerCache: kpool indexer requires cache "
+                    f"block_size to be a multiple of index_kpool * 32 ({kpool * 32})",
+                )
+            prefix = name[: -len("attn")] + "indexer."
+            out[prefix + "k_cache"] = replace(
+                _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
+            )
+            out[prefix + "tail_cache"] = replace(
+                _tail_spec(caches, kpool), layer_kind=LayerKind.SLIDING, sliding_window=kpool, spec_name=None
+            )
+        out[name] = spec
+    return out
 
 
 def tail_ring(kpool: int, num_speculative_tokens: int) -> int:

@@ -209,6 +209,17 @@ class Family:
         hook = getattr(self.module(), "side_cache_specs", None)
         return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
 
+    def grouped_side_caches(
+        self, model: ModelGeometry, args: EngineArgs, layers: list[tuple[str, LayerSpec]]
+    ) -> dict[str, LayerSpec] | None:
+        """Every cache layer of a model whose caches take vLLM's KV cache groups, with the caches
+        its attention layers keep beside their KV, in vLLM's order (GLM-5.3-Flash's indexer key
+        caches and tail rings on vLLM 0.30.0 / 0.31.0); default ``None``: ``layers`` as they are.
+
+        :raises InputError: what vLLM refuses of those caches."""
+        hook = getattr(self.module(), "grouped_side_caches", None)
+        return None if hook is None else dict(hook(model, args, layers))
+
     def side_mamba_states(
         self, model: ModelGeometry, args: EngineArgs, conv_dtype: str
     ) -> dict[LayerKind, tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]]:
@@ -715,8 +726,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "Dots3NoteForCausalLM": ("0.33.0",),
     # GLM-5.3-Flash (vllm/models/glm5next, in 0.30.0-0.33.0's registries): its KDA states beside sparse
     # MLA with the kpool indexer's key cache and tail ring, repeat-packed, verified on 0.32.0 and 0.33.0's engine
-    # start (tiny stand-in configs, tests/fidelity/data/glm5next/; the wrapper on 0.33.0 only)
-    "Glm5NextForCausalLM": ("0.32.0", "0.33.0"),
+    # start; 0.30.0 and 0.31.0 build every layer indexed, one uniform-type group, verified on their engine start
+    # too (tiny stand-in configs, tests/fidelity/data/glm5next/; the wrapper on 0.33.0 only)
+    "Glm5NextForCausalLM": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "Glm5NextForConditionalGeneration": ("0.33.0",),
 }
 

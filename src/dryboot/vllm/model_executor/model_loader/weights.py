@@ -1142,6 +1142,11 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
     "HYV4ForCausalLM": {
         "0.31.0": "HYV4MLAAttention builds the indexer's k_norm in the model dtype, not float32; not recorded",
     },
+    "Glm5NextForCausalLM": {
+        v: "its own Glm5NextTextConfig leaves layer_types unset, so every layer is built MLA (no KDA layer); "
+        "not recorded"
+        for v in ("0.30.0", "0.31.0")
+    },
 }
 
 
