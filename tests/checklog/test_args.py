@@ -129,3 +129,13 @@ def test_vllm_serve_args_are_all_classified() -> None:
         and not HARMLESS_PATTERNS.match(n)
     ]
     assert unknown == []
+
+
+def test_a_named_mla_prefill_backend_is_refused() -> None:
+    """``attention_config.mla_prefill_backend`` decides the SM 10.x prefill workspace in the weights
+    (``dryboot.vllm.mla_prefill``): refused by name, not ignored as kernel tuning; ``None`` is vLLM's
+    own choice."""
+    with pytest.raises(InputError) as exc:
+        map_args({"attention_config": {"mla_prefill_backend": "FLASH_ATTN"}}, "x.log")
+    assert "mla_prefill_backend" in str(exc.value.line())
+    assert map_args({"attention_config": {"mla_prefill_backend": None}}, "x.log").args is not None

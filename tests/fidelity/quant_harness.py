@@ -47,6 +47,7 @@ OTHER_SETS = (
     "quant-recorded-ficounterfam-",
     "quant-recorded-qwen3vl-",
     "quant-recorded-mlaws-",
+    "quant-recorded-mlapf-",
     "quant-recorded-fp8rest-",
     "quant-recorded-sparsemla-",
 )

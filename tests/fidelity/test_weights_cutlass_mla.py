@@ -5,11 +5,12 @@ vLLM's ``v1/attention/backends/mla/cutlass_mla.py`` allocates a 128 MiB ``g_sm10
 selector imports it while the model is built (``platforms/cuda.py`` ``get_valid_backends``
 imports every backend of SM 10.x's MLA priority list; a named ``--attention-backend`` imports only
 that one): :mod:`dryboot.vllm.cutlass_mla`. On SM 10.x the MLA prefill backend also reserves the
-worker's workspace (394 MiB) in its constructor, which dryboot does not model: MLA weights are
-refused by name there. ``data/weights/quant-recorded-mlaws-<release>.json``: vLLM's own figures
-(``RECORD_SET=mlaws record_quant_weights.py``, ``quant_cases_mlaws.py``) for the published
-GLM-4.7-Flash config on H100 / B200 / RTX 5090, as built (``built_allocated_bytes``: every storage
-made while building, module globals included). Nothing recorded comes from dryboot. Needs no vLLM.
+worker's workspace (394 MiB) in its constructor where it is TRT-LLM ragged (GLM-4.7-Flash's
+(192, 64, 256) head dims): :mod:`dryboot.vllm.mla_prefill`, ``test_weights_mla_prefill.py``.
+``data/weights/quant-recorded-mlaws-<release>.json``: vLLM's own figures (``RECORD_SET=mlaws
+record_quant_weights.py``, ``quant_cases_mlaws.py``) for the published GLM-4.7-Flash config on
+H100 / B200 / RTX 5090, as built (``built_allocated_bytes``: every storage made while building,
+module globals included). Nothing recorded comes from dryboot. Needs no vLLM.
 """
 
 from __future__ import annotations
@@ -49,15 +50,13 @@ def test_recorded() -> None:
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
-def test_mla_weights_match_vllm_or_are_refused_on_sm10(version: str, cid: str) -> None:
-    """Off SM 10.x: byte-exact (no workspace: SM 9.0 and 12.x's MLA lists have no CUTLASS_MLA);
-    on SM 10.x: refused by name (the prefill backend's workspace)."""
+def test_mla_weights_match_vllm(version: str, cid: str) -> None:
+    """Byte-exact everywhere: off SM 10.x no workspace (SM 9.0 and 12.x's MLA lists have no
+    CUTLASS_MLA); on SM 10.x CUTLASS MLA's 128 MiB where the selector imports it, plus TRT-LLM
+    ragged's 394 MiB prefill workspace (refused by name before the prefill backend was modelled)."""
     row = RECORDED[version][cid]
     assert row["ok"], row.get("error")
     report = dryboot_weights(mc.CONFIGS, row, version, attention_backend=_flag(row, "--attention-backend"))
-    if row["capability"][0] == 10:
-        assert report.refused and "prefill backend" in report.refused and "394 MiB" in report.refused
-        return
     assert not report.refused, report.refused
     assert report.stages[0].allocated_bytes == row["built_allocated_bytes"]
 
@@ -129,10 +128,27 @@ def test_the_term_where_the_module_is_imported_off_sm10() -> None:
             assert plain.stages[0].allocated_bytes == with_name.stages[0].allocated_bytes
 
 
-@pytest.mark.parametrize("arch", ["DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM", "KimiLinearForCausalLM"])
-def test_mla_refused_on_sm10(arch: str) -> None:
-    """Every MLA model's weights on SM 10.x are refused by name (a silent figure before, 522 MiB
-    short for GLM-4.7-Flash); a non-MLA model is not."""
+@pytest.mark.parametrize(
+    ("arch", "prefill"),
+    [("DeepseekV3ForCausalLM", 0), ("Glm4MoeLiteForCausalLM", PREFILL_WORKSPACE), ("KimiLinearForCausalLM", 0)],
+)
+def test_mla_on_sm10_holds_the_prefill_backends_workspace(arch: str, prefill: int) -> None:
+    """MLA weights on SM 10.x (refused by name before the prefill backend was modelled; a silent
+    figure 522 MiB short for GLM-4.7-Flash before that): H100's + CUTLASS MLA's 128 MiB + the
+    prefill workspace where TRT-LLM ragged is chosen ((192, 64, 256) head dims)."""
+    b200, h100 = _weights(arch, (10, 0)), _weights(arch, (9, 0))
+    assert not b200.refused and not h100.refused, (b200.refused, h100.refused)
+    extra = b200.stages[0].allocated_bytes - h100.stages[0].allocated_bytes
+    assert extra == CUTLASS_MLA_WORKSPACE_BYTES + prefill
+
+
+@pytest.mark.parametrize(
+    "arch", ["DeepseekV32ForCausalLM", "KimiK3ForConditionalGeneration", "DeepseekVLV2ForCausalLM"]
+)
+def test_unmodelled_prefill_choices_refused_on_sm10(arch: str) -> None:
+    """Sparse MLA, an architecture with its own MLA layer, head dims the config does not write (its
+    ``language_config``): which prefill backend they build on
+    SM 10.x is not modelled, refused by name; a non-MLA model is not."""
     refused = _weights(arch, (10, 0)).refused
     assert refused and "prefill backend" in refused
     assert "prefill backend" not in (_weights("Qwen3ForCausalLM", (10, 0)).refused or "")

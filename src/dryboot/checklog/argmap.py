@@ -503,7 +503,8 @@ def _attention_config(
     value: object, args: EngineArgs, flags: dict[str, object], where: str
 ) -> tuple[EngineArgs, dict[str, object], list[str]]:
     """``--attention-config`` (``AttentionConfig``): ``backend`` sets the backend; a per-kind
-    backend map is refused; the rest is kernel tuning."""
+    backend map, an indexer cache dtype and a named MLA prefill backend are refused; the rest is
+    kernel tuning."""
     notes: list[str] = []
     if value is None:
         return args, flags, notes
@@ -528,6 +529,14 @@ def _attention_config(
                 "attention_config.indexer_kv_dtype",
                 f"{v!s:.20}: it sets MiniMax-M3's indexer cache dtype (AttentionConfig.resolve_indexer_kv_dtype); "
                 "dryboot models the default (bf16) only",
+            )
+        elif k == "mla_prefill_backend" and v is not None:
+            raise InputError(
+                where,
+                "attention_config.mla_prefill_backend",
+                f"{v!s:.20}: a named MLA prefill backend decides whether the worker's workspace (394 MiB on SM "
+                "10.x) is reserved while the model is built; dryboot models vLLM's own choice only "
+                "(dryboot.vllm.mla_prefill)",
             )
         elif v is not None:
             notes.append(f"ignored attention_config.{k}: kernel tuning, does not touch the KV cache")

@@ -18,6 +18,7 @@ from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed
 from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
 from dryboot.vllm.cutlass_mla import CUTLASS_MLA_WORKSPACE_BYTES, imports_cutlass_mla
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
+from dryboot.vllm.mla_prefill import mla_prefill_backend, prefill_workspace_bytes
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
@@ -26,6 +27,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     RankWeights,
     checkpoint_rank_weights,
     model_dtype_bytes,
+    model_dtype_name,
     rank_weights,
     unmodelled_flashinfer_counter,
 )
@@ -336,6 +338,9 @@ def model_weights(
             if cutlass_mla_workspace(config, par):
                 w.add("CUTLASS MLA workspace", CUTLASS_MLA_WORKSPACE_BYTES, buffer=True)
                 w.notes.append(CUTLASS_MLA_NOTE)
+            if prefill := mla_prefill_workspace(config, par, dtype):
+                w.add("MLA prefill workspace", prefill_workspace_bytes(prefill), buffer=True)
+                w.notes.append(MLA_PREFILL_NOTE.format(backend=prefill))
             report.stages.append(w)
             report.notes.extend(n for n in w.notes if n not in report.notes)  # a family's own limitation
         if lora is not None:
@@ -358,18 +363,96 @@ CUTLASS_MLA_NOTE = (
 )
 
 
-#: why an MLA model's weights are refused on SM 10.x: besides CUTLASS MLA's workspace, vLLM's MLA
-#: prefill backend there (``v1/attention/backends/mla/prefill/selector.py``, 0.32.0+
-#: ``platforms/interface.py``: TRT-LLM ragged or FlashInfer first on SM 10.x, by the MLA head
-#: dimensions) takes ``VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE`` (394 MiB) from the worker's workspace
-#: manager in its constructor (``prefill/trtllm_ragged.py``, ``prefill/flashinfer.py``
-#: ``get_simultaneous``), i.e. while the model is built, inside ``Model loading took`` (recorded:
-#: GLM-4.7-Flash on B200 holds 522 MiB more than on H100, vLLM 0.28.0)
-MLA_PREFILL_WORKSPACE_REFUSAL = (
-    "on SM {sm} vLLM {v}'s MLA prefill backend (TRT-LLM ragged / FlashInfer) reserves the worker's workspace "
-    "(VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB) while the model is built, beside CUTLASS MLA's 128 MiB "
-    "import-time workspace; which prefill backend vLLM picks is not modelled: MLA weights not sized there"
+#: the note of a figure holding the MLA prefill backend's workspace reservation
+MLA_PREFILL_NOTE = (
+    "holds vLLM's MLA prefill workspace ({backend}: VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB by default, "
+    "reserved from the worker's workspace manager when the MLA layers are built)"
 )
+
+#: why an MLA model's weights are refused on SM 10.x where the prefill backend's workspace is not
+#: modelled (:func:`mla_prefill_workspace`)
+MLA_PREFILL_WORKSPACE_REFUSAL = (
+    "on SM {sm} vLLM {v}'s MLA prefill backend (TRT-LLM ragged / FlashInfer / FlashAttention) may reserve the "
+    "worker's workspace (VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB) while the model is built; {why}: MLA "
+    "weights not sized there"
+)
+
+#: architectures whose MLA layers are their own classes (not ``MLAAttention``), whose prefill
+#: backend's construction is not modelled
+OWN_MLA_LAYERS = ("KimiK3", "HYV4", "Dots3Note", "Glm5Next", "DeepseekV4", "DeepseekV41")
+
+
+def _mla_dims(config: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """The ``(qk_nope_head_dim, qk_rope_head_dim, v_head_dim)`` vLLM's prefill selector reads from
+    ``hf_text_config`` (a ``text_config``'s where the config has one), or ``None`` where one is not
+    written in it (the config class's default, not modelled)."""
+    text = config.get("text_config")
+    text = text if isinstance(text, Mapping) else config
+    nope, rope, v = (text.get(k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
+    if type(nope) is not int or type(rope) is not int or type(v) is not int:
+        return None
+    return (nope, rope, v)
+
+
+def mla_prefill_workspace(config: Mapping[str, Any], par: Parallel, dtype: str = "auto") -> str | None:
+    """The MLA prefill backend whose constructor reserves the worker's workspace on this rank
+    (:mod:`dryboot.vllm.mla_prefill`: TRTLLM_RAGGED on SM 10.x for (192, 64, 256) head dims), or
+    ``None``: no GPU given, no dense MLA layer, or a backend that reserves nothing (FLASH_ATTN; every
+    GPU but SM 10.x). ``dtype``: ``--dtype`` (the model dtype: ``weights.model_dtype_name``).
+
+    :raises InputError: a model of ``MLAAttention`` layers whose head dims (written in its config)
+        and dtype no prefill backend takes, on any GPU (vLLM raises ``No valid MLA prefill backend
+        found``); on SM 10.x, an MLA model whose choice is not modelled
+        (:data:`MLA_PREFILL_WORKSPACE_REFUSAL`: sparse MLA (an indexer, sliding MLA), an architecture
+        with its own MLA layer (:data:`OWN_MLA_LAYERS`), head dims not written in the config, a
+        hybrid under pipeline parallelism)."""
+    # at call: the config reader imports the model families, whose walks import this loader
+    from dryboot.vllm.transformers_utils.config import geometry_from_config
+
+    if par.capability is None or "kv_lora_rank" not in json.dumps(config):
+        return None
+    sm10 = par.capability[0] == 10
+    try:
+        kinds = {k.name for k in geometry_from_config(dict(config)).kinds}
+    except InputError:
+        if not sm10:
+            return None  # the model's own figure (cutlass_mla_workspace refuses it where it matters)
+        raise
+    mla = {k for k in kinds if "MLA" in k}
+    if not mla:
+        return None
+    sm = f"{par.capability[0]}.{par.capability[1]}"
+
+    def refuse(why: str) -> InputError:
+        return InputError("--gpu", None, MLA_PREFILL_WORKSPACE_REFUSAL.format(sm=sm, v=par.vllm_version, why=why))
+
+    archs = [str(a) for a in config.get("architectures") or []]
+    own = any(a.startswith(OWN_MLA_LAYERS) for a in archs)
+    dims = _mla_dims(config)
+    backend = None
+    if mla == {"MLA"} and not own and dims is not None:
+        name = model_dtype_name(config, dtype)
+        backend = mla_prefill_backend(par.capability, dims, name, par.vllm_version)
+        if backend is None:
+            raise InputError(
+                "config.json",
+                None,
+                f"No valid MLA prefill backend found: vLLM {par.vllm_version} has none for {name} with MLA head "
+                f"dims (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) {dims} on SM {sm}",
+            )
+    if not sm10:
+        return None  # FLASH_ATTN: no workspace
+    if mla != {"MLA"}:
+        raise refuse(f"which prefill backend a model of {', '.join(sorted(mla))} layers builds is not modelled")
+    if own:
+        raise refuse(f"{archs[0]}'s own MLA layer's prefill backend is not modelled")
+    if dims is None or backend is None:
+        raise refuse("the model's MLA head dims (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) are not in its config")
+    if par.pp > 1 and kinds - mla - {"NONE"}:
+        raise refuse(
+            f"which stages build an MLA layer is not modelled for a model of {', '.join(sorted(kinds))} layers"
+        )
+    return backend if prefill_workspace_bytes(backend) else None
 
 
 def cutlass_mla_workspace(config: Mapping[str, Any], par: Parallel) -> bool:
@@ -381,17 +464,14 @@ def cutlass_mla_workspace(config: Mapping[str, Any], par: Parallel) -> bool:
     ``--attention-backend``, or CUTLASS_MLA named). Every stage of a model whose KV layers are all
     MLA builds one. Without a GPU and a backend named: ``False`` (the model's own figure).
 
-    :raises InputError: on SM 10.x, every MLA model (:data:`MLA_PREFILL_WORKSPACE_REFUSAL`: the
-        prefill backend's workspace, not modelled); a config whose layer kinds cannot be read where
-        the selector would import the module; a hybrid (MLA beside other layers) under pipeline parallelism on
-        such a GPU (which stages build an MLA layer is not modelled)."""
+    :raises InputError: a config whose layer kinds cannot be read where the selector would import
+        the module; a hybrid (MLA beside other layers) under pipeline parallelism on such a GPU
+        (which stages build an MLA layer is not modelled)."""
     # at call: the config reader imports the model families, whose walks import this loader
     from dryboot.vllm.transformers_utils.config import geometry_from_config
 
-    imports = imports_cutlass_mla(par.capability, par.attention_backend)
-    sm10 = par.capability is not None and par.capability[0] == 10
-    if not imports and not sm10:
-        return False  # no GPU and no backend named: the model's own figure
+    if not imports_cutlass_mla(par.capability, par.attention_backend):
+        return False  # not imported, or no GPU and no backend named: the model's own figure
     try:
         model = geometry_from_config(dict(config))
     except InputError:
@@ -407,9 +487,6 @@ def cutlass_mla_workspace(config: Mapping[str, Any], par: Parallel) -> bool:
     mla = {k for k in kinds if "MLA" in k}
     if not mla:
         return False
-    if sm10 and par.capability is not None:
-        sm = f"{par.capability[0]}.{par.capability[1]}"
-        raise InputError("--gpu", None, MLA_PREFILL_WORKSPACE_REFUSAL.format(sm=sm, v=par.vllm_version))
     others = {k for k in kinds - mla if k != "NONE"}
     if par.pp > 1 and others:
         raise InputError(
