@@ -27,6 +27,9 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
     ("RTX 5090", (12, 0), 170),
 )
 TPS = (8,)
+#: recorded only where ``RECORD_GPUS`` names them: H200 (SM 9.0, as H100, with 141 GB: vLLM's
+#: defaults for the larger memory)
+EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("H200", (9, 0), 132),)
 #: DeepGEMM present on SM 9.0 and 10.x, as vLLM's CUDA wheel vendors it (quant_cases_fp8.py)
 DEEP_GEMM = (9, 10)
 #: as quant_cases_fp8.py
