@@ -2805,40 +2805,41 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     """Bytes of the int32 ``cu_seqlens_q_buffer`` ``[max_num_batched_tokens + 1]`` (an ``arange``
     over the model's top-k indices buffer's rows) each sparse MLA layer's ``FlashAttnMLASparseImpl``
     allocates in ``__init__`` from vLLM 0.31.0 (``v1/attention/backends/mla/flashattn_mla_sparse.py``;
-    0.30.0 built it per call in ``forward_mqa``); 0 where no such layer is built: before 0.31.0, off
-    SM 9.x (the backend's ``supports_compute_capability``), or under another ``--attention-backend``.
-    On SM 9.x vLLM's sparse priorities (``platforms/cuda.py``: ``FLASH_ATTN_MLA_SPARSE``,
-    ``FLASHMLA_SPARSE``, then ``FLASHINFER_MLA_SPARSE_SM90``, first for a 512 head) take it for a
-    16-bit model and KV cache (``par.kv_cache_dtype``; under ``auto`` a ModelOpt checkpoint's fp8
-    cache, ``fp8_kv``, is quantized) and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other
-    than 512. ``dtype_bytes``: the model dtype's.
+    0.30.0 built it per call in ``forward_mqa``); 0 before 0.31.0, off SM 9.x (the backend's
+    ``supports_compute_capability``) and under ``--attention-backend FLASH_ATTN_MLA_SPARSE`` before
+    0.31.0. On SM 9.x every release's sparse priorities (``platforms/cuda.py``: ``FLASH_ATTN_MLA_SPARSE``,
+    ``FLASHMLA_SPARSE``, and from 0.30.0 ``FLASHINFER_MLA_SPARSE_SM90``, first for a 512 head) take it
+    for a 16-bit model and KV cache (``par.kv_cache_dtype``; under ``auto`` a ModelOpt checkpoint's fp8
+    cache, ``fp8_kv``, is quantized) and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other than
+    512. ``dtype_bytes``: the model dtype's.
 
-    :raises InputError: SM 9.x from 0.31.0 where another sparse backend would serve (a quantized
-        or 32-bit cache or model, a 512 head): what FLASHMLA_SPARSE / FlashInfer hold with the
-        model (the worker's workspace among it) is not modelled."""
+    :raises InputError: SM 9.x where another sparse backend would serve (a quantized or 32-bit cache
+        or model, a 512 head, another named backend): ``FLASHMLA_SPARSE`` reserves the worker's
+        workspace in ``__init__``, inside ``Model loading took`` (recorded with the workspace manager
+        set up: 174,587,904 bytes beyond the walk for the tiny DeepSeek-V3.2 stand-in with an fp8
+        cache on 0.30.0), not modelled."""
     if par.capability is None or par.capability[0] != 9:
         return 0
-    if version_key(par.vllm_version) < version_key(FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE):
-        return 0
-    if par.attention_backend is not None:
-        if par.attention_backend == "FLASH_ATTN_MLA_SPARSE":
-            return 4 * (max_num_batched_tokens + 1)
+    if par.attention_backend is not None and par.attention_backend != "FLASH_ATTN_MLA_SPARSE":
         flag, why = "--attention-backend", f"--attention-backend {par.attention_backend}"
-    elif fp8_kv and par.kv_cache_dtype == "auto":
+    elif par.attention_backend is None and fp8_kv and par.kv_cache_dtype == "auto":
         flag, why = "--kv-cache-dtype", "the checkpoint's fp8 KV cache"
     elif par.kv_cache_dtype not in FLASH_ATTN_MLA_SPARSE_KV_DTYPES:
         flag, why = "--kv-cache-dtype", f"--kv-cache-dtype {par.kv_cache_dtype}"
     elif dtype_bytes != 2:
         flag, why = "--dtype", f"a {8 * dtype_bytes}-bit model dtype"
-    elif head_size == 512:
-        flag, why = "--gpu", "a 512 MLA head (FLASHINFER_MLA_SPARSE_SM90 first)"
+    elif head_size == 512 and par.attention_backend is None:
+        flag, why = "--gpu", "a 512 MLA head"
+    elif version_key(par.vllm_version) < version_key(FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE):
+        return 0
     else:
         return 4 * (max_num_batched_tokens + 1)
     raise InputError(
         flag,
         None,
         f"{arch} on SM 9.x with vLLM {par.vllm_version} and {why}: vLLM serves its sparse MLA layers "
-        "with another backend than FLASH_ATTN_MLA_SPARSE, whose buffers held with the model are not modelled",
+        "with another backend than FLASH_ATTN_MLA_SPARSE, whose allocations with the model (FLASHMLA_SPARSE: "
+        "the worker's workspace) are not modelled",
     )
 
 
