@@ -2,9 +2,11 @@
 the published DeepSeek-V3.2, GLM-5-FP8, GLM-5.1-FP8 (GLM-5's config) and GLM-5.2-FP8 (IndexCache:
 ``index_skip_topk_offset`` / ``index_topk_freq``, fewer indexers than layers; GLM-5.3-FP8's config)
 configs, block fp8 ``[128, 128]``, after ``process_weights_after_loading``, on SM 8.9, 9.0 and 12.0
-at TP 8. From 0.30.0 every layer that builds an indexer (and the first layer) also opens a
-``SparseMLAIndexGroup``, whose top-k workspace is allocated with the model. Each config is recorded
-in a process of its own (a DeepSeek-V3.2 case leaves later cases' rotary tables in float32).
+at TP 8; and a tiny DeepSeek-V3.2 stand-in (``tiny-DeepseekV32-FP8``, said so in its SOURCE), with H200
+and TP 1 / 2 where ``RECORD_GPUS`` / ``RECORD_TPS`` name them. From 0.30.0 every layer that builds an
+indexer (and the first layer) also opens a ``SparseMLAIndexGroup``, whose top-k workspace is allocated
+with the model. Each config is recorded in a process of its own (a DeepSeek-V3.2 case leaves later
+cases' rotary tables in float32).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=sparsemla``, and by
@@ -27,6 +29,9 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
     ("RTX 5090", (12, 0), 170),
 )
 TPS = (8,)
+#: recorded only where ``RECORD_GPUS`` names them: H200 (SM 9.0, as H100, with 141 GB: vLLM's
+#: defaults for the larger memory)
+EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("H200", (9, 0), 132),)
 #: DeepGEMM present on SM 9.0 and 10.x, as vLLM's CUDA wheel vendors it (quant_cases_fp8.py)
 DEEP_GEMM = (9, 10)
 #: as quant_cases_fp8.py

@@ -25,7 +25,8 @@ ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case s
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
 ``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``mlapf``, ``fp8rest``, ``sparsemla``:
 ``quant_cases_<set>.py``),
-``DRYBOOT_HUMMING_PATH`` a folder
+``RECORD_WORKSPACE`` sets up the worker's workspace manager before each case (as a set's
+``WORKSPACE`` does; rows marked ``workspace``), ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
 where a CUDA install does; each row records the package's version as ``humming``).
 
@@ -108,6 +109,9 @@ else:
     VALUE_ONLY_KERNELS = ()
     GPU_CAST = WORKSPACE = False
     EXTRA_ARGV, DEEP_GEMM = (), ()
+#: RECORD_WORKSPACE: the worker's workspace manager set up before each case in any set (each row
+#: marked ``workspace``): FLASHMLA_SPARSE's ``__init__`` reserves it while the model is built
+WORKSPACE = WORKSPACE or bool(os.environ.get("RECORD_WORKSPACE"))
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -471,6 +475,8 @@ def main() -> int:
                 if GPU_CAST:
                     row["gpu_cast"] = True
                 model = None
+                if os.environ.get("RECORD_WORKSPACE"):
+                    row["workspace"] = True
                 if WORKSPACE:  # Worker.init_device's, before the model (not in Model loading took)
                     from vllm.v1.worker.workspace import init_workspace_manager
 

@@ -202,7 +202,8 @@ def model_weights(
     (``RankWeights.lora_bytes``; needs ``max_num_batched_tokens`` and ``max_num_seqs``;
     :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled);
     ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
-    with the weights (0.33.0's FlashInfer KV counter: on SM 10.x, for an fp8 cache on SM 8.x);
+    with the weights (0.33.0's FlashInfer KV counter: on SM 10.x, for an fp8 cache on SM 8.x; a
+    sparse MLA model's ``FLASH_ATTN_MLA_SPARSE`` buffer per layer on SM 9.x from 0.31.0);
     ``attention_backend``: ``--attention-backend`` (``None``: vLLM's choice), likewise;
     ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass).
     ``engram_cpu_offload``: ``--engram-config``'s ``cpu_offload`` (Qwen4-Exp's PLE n-gram tables in

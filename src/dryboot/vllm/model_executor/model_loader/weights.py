@@ -1649,21 +1649,13 @@ def _walk(
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
             groups = index_groups(config, layers)
-            if (
-                groups
-                and par.capability is not None
-                and par.capability[0] == 9
-                and version_key(par.vllm_version) >= (0, 31, 0)
-            ):
-                # recorded (fp8 DeepSeek-V3.2 / GLM-5 at TP 8, H100): 33,280 bytes a layer beyond the walk on SM 9.0
-                # from 0.31.0, not on SM 12.0 (exact there); what allocates it is not found
-                raise InputError(
-                    "--gpu",
-                    None,
-                    f"{arch} on SM 9.x with vLLM {par.vllm_version}: its sparse MLA layers hold 33,280 bytes a layer "
-                    "more than dryboot's walk (recorded from 0.31.0; not modelled); 0.30.0 and earlier, or SM 12.0, "
-                    "are exact",
-                )
+            mla_head = _int(config, "kv_lora_rank") + _int(config, "qk_rope_head_dim")
+            fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
+            cu_seqlens = flash_attn_mla_sparse_cu_seqlens_bytes(
+                max_num_batched_tokens, par, mla_head, ab, fp8_kv, str(arch)
+            )
+            for _ in range(n_attention if cu_seqlens else 0):
+                w.own("sparse MLA cu_seqlens", cu_seqlens, buffer=True)
             if groups and version_key(par.vllm_version) >= version_key(SPARSE_MLA_INDEX_GROUP_RELEASE):
                 if par.max_num_seqs is None:
                     raise InputError(
@@ -2797,6 +2789,63 @@ def q_lora_mla_sizes(h: int, heads_r: int, nope: int, rope: int, v: int, q_lora:
 #: the first release whose sparse MLA layers share a ``SparseMLAIndexGroup`` (one per layer that
 #: builds an indexer) holding a top-k workspace allocated with the model
 SPARSE_MLA_INDEX_GROUP_RELEASE = "0.30.0"
+
+
+#: the first release whose ``FlashAttnMLASparseImpl`` (``FLASH_ATTN_MLA_SPARSE``, SM 9.x) holds a
+#: ``cu_seqlens_q_buffer`` per layer, allocated in ``__init__`` with the model
+FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE = "0.31.0"
+#: the KV cache dtypes ``FLASH_ATTN_MLA_SPARSE`` serves (``supported_kv_cache_dtypes``; ``auto``: the
+#: model's 16-bit dtype)
+FLASH_ATTN_MLA_SPARSE_KV_DTYPES = ("auto", "float16", "bfloat16")
+
+
+def flash_attn_mla_sparse_cu_seqlens_bytes(
+    max_num_batched_tokens: int,
+    par: Parallel,
+    head_size: int,
+    dtype_bytes: int,
+    fp8_kv: bool = False,
+    arch: str = "the model",
+) -> int:
+    """Bytes of the int32 ``cu_seqlens_q_buffer`` ``[max_num_batched_tokens + 1]`` (an ``arange``
+    over the model's top-k indices buffer's rows) each sparse MLA layer's ``FlashAttnMLASparseImpl``
+    allocates in ``__init__`` from vLLM 0.31.0 (``v1/attention/backends/mla/flashattn_mla_sparse.py``;
+    0.30.0 built it per call in ``forward_mqa``); 0 before 0.31.0, off SM 9.x (the backend's
+    ``supports_compute_capability``) and under ``--attention-backend FLASH_ATTN_MLA_SPARSE`` before
+    0.31.0. On SM 9.x every release's sparse priorities (``platforms/cuda.py``: ``FLASH_ATTN_MLA_SPARSE``,
+    ``FLASHMLA_SPARSE``, and from 0.30.0 ``FLASHINFER_MLA_SPARSE_SM90``, first for a 512 head) take it
+    for a 16-bit model and KV cache (``par.kv_cache_dtype``; under ``auto`` a ModelOpt checkpoint's fp8
+    cache, ``fp8_kv``, is quantized) and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other than
+    512. ``dtype_bytes``: the model dtype's.
+
+    :raises InputError: SM 9.x where another sparse backend would serve (a quantized or 32-bit cache
+        or model, a 512 head, another named backend): ``FLASHMLA_SPARSE`` reserves the worker's
+        workspace in ``__init__``, inside ``Model loading took`` (recorded with the workspace manager
+        set up: 174,587,904 bytes beyond the walk for the tiny DeepSeek-V3.2 stand-in with an fp8
+        cache on 0.30.0), not modelled."""
+    if par.capability is None or par.capability[0] != 9:
+        return 0
+    if par.attention_backend is not None and par.attention_backend != "FLASH_ATTN_MLA_SPARSE":
+        flag, why = "--attention-backend", f"--attention-backend {par.attention_backend}"
+    elif par.attention_backend is None and fp8_kv and par.kv_cache_dtype == "auto":
+        flag, why = "--kv-cache-dtype", "the checkpoint's fp8 KV cache"
+    elif par.kv_cache_dtype not in FLASH_ATTN_MLA_SPARSE_KV_DTYPES:
+        flag, why = "--kv-cache-dtype", f"--kv-cache-dtype {par.kv_cache_dtype}"
+    elif dtype_bytes != 2:
+        flag, why = "--dtype", f"a {8 * dtype_bytes}-bit model dtype"
+    elif head_size == 512 and par.attention_backend is None:
+        flag, why = "--gpu", "a 512 MLA head"
+    elif version_key(par.vllm_version) < version_key(FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE):
+        return 0
+    else:
+        return 4 * (max_num_batched_tokens + 1)
+    raise InputError(
+        flag,
+        None,
+        f"{arch} on SM 9.x with vLLM {par.vllm_version} and {why}: vLLM serves its sparse MLA layers "
+        "with another backend than FLASH_ATTN_MLA_SPARSE, whose allocations with the model (FLASHMLA_SPARSE: "
+        "the worker's workspace) are not modelled",
+    )
 
 
 def index_groups(config: Mapping[str, Any], layers: Iterable[int]) -> int:
