@@ -1,9 +1,10 @@
-"""The ignore-list matching cases (issue 33): composed Qwen3-8B configs whose quantization config's
-ignore list (plain fp8 ``modules_to_not_convert``, compressed-tensors ``ignore``, ModelOpt
-``exclude_modules``) holds module prefixes, one shard of a fused layer, vLLM's fused layer name or
-a ``re:`` pattern, where each method's own matching rule (``Fp8Config``: ``is_layer_skipped``,
-exact; compressed-tensors: ``should_ignore_layer``; ModelOpt: ``is_layer_excluded``, substrings
-and wildcards) differs from a prefix match. Each config's ``SOURCE`` says what was composed.
+"""The ignore-list matching cases (issue 33): composed Qwen3-8B / Qwen3-30B-A3B configs whose
+quantization config's ignore list (plain fp8 ``modules_to_not_convert``, AWQ's, compressed-tensors
+``ignore``, ModelOpt ``exclude_modules``) holds module prefixes, one shard of a fused layer, vLLM's
+fused layer name, one expert's projection or a ``re:`` pattern, where each method's own matching
+rule (``Fp8Config``: ``is_layer_skipped``, exact; AWQ: its substring mode; compressed-tensors:
+``should_ignore_layer``; ModelOpt: ``is_layer_excluded``, substrings and wildcards) differs from a
+prefix match. Each config's ``SOURCE`` says what was composed.
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=fp8ignore``, and by ``test_weights_fp8ignore.py``. vLLM's answers live in

@@ -1864,6 +1864,8 @@ def _moe_layer(
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    elif isinstance(quant.scaled, ModelOptQuant) and quant.scaled.experts_excluded(f"{base}.experts"):
+        w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")  # excluded: UnquantizedFusedMoEMethod
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
     elif quant.scaled is not None and (

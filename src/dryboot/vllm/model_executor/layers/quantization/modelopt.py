@@ -164,6 +164,12 @@ class ModelOptQuant(ScaledQuant):
     def _excluded(self, name: str, parts: tuple[str, ...]) -> bool:
         return ignored_by("modelopt", self.ignore, name, parts, self.vllm_version)
 
+    def experts_excluded(self, name: str) -> bool:
+        """Whether ``exclude_modules`` leave the ``FusedMoE`` layer ``name`` (``...mlp.experts``)
+        unquantized (``is_layer_excluded``: the config gives it no method, so vLLM serves it with
+        ``UnquantizedFusedMoEMethod``)."""
+        return self._excluded(name, (name,))
+
 
 def _scheme(algo: str, name: str) -> ScaledScheme:
     scheme = MIXED_ALGOS.get(algo)
