@@ -50,6 +50,7 @@ OTHER_SETS = (
     "quant-recorded-mlapf-",
     "quant-recorded-fp8rest-",
     "quant-recorded-sparsemla-",
+    "quant-recorded-fp8ignore-",
 )
 
 

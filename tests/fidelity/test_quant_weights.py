@@ -241,7 +241,8 @@ def test_unknown_sm_count_takes_the_larger_workspace() -> None:
 
 
 def test_compressed_tensors_ignore_and_other_schemes() -> None:
-    """``ignore`` keeps a layer (a fused one by any part) unquantized; W8A8 stays refused."""
+    """``ignore`` keeps a layer (a fused one by all its parts) unquantized, one part alone refused
+    as vLLM refuses it (``should_ignore_layer``); W8A8 stays refused."""
     base = {
         "quant_method": "compressed-tensors",
         "format": "pack-quantized",
@@ -252,11 +253,15 @@ def test_compressed_tensors_ignore_and_other_schemes() -> None:
                 "weights": {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": 128},
             }
         },
-        "ignore": ["lm_head", "re:.*self_attn.k_proj"],
+        "ignore": ["lm_head", "re:.*self_attn.[qkv]_proj"],
     }
     q = wna16_from_config("compressed-tensors", base)
     assert q is not None
     assert q.layer_scheme("model.layers.0.self_attn.qkv_proj") is None
+    one = wna16_from_config("compressed-tensors", {**base, "ignore": ["re:.*self_attn.k_proj"]})
+    assert one is not None
+    with pytest.raises(InputError, match="some but not all shards"):
+        one.layer_scheme("model.layers.0.self_attn.qkv_proj")
     assert q.layer_scheme("model.layers.0.mlp.gate_up_proj") is not None
     w8a8 = json.loads(json.dumps(base))
     w8a8["config_groups"]["group_0"]["input_activations"] = {"num_bits": 8, "type": "int"}

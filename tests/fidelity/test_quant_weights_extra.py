@@ -236,8 +236,9 @@ def test_refusals_name_what_is_missing() -> None:
 
 
 def test_ignore_and_per_layer_groups() -> None:
-    """``ignore`` keeps a layer unquantized (a fused one by any part); a group naming a layer
-    wins over ``Linear``; a fused layer whose parts differ is refused as vLLM refuses it."""
+    """``ignore`` keeps a layer unquantized (a fused one by all its parts; by one part only, vLLM
+    refuses it: ``should_ignore_layer``); a group naming a layer wins over ``Linear``; a fused
+    layer whose parts differ is refused as vLLM refuses it."""
     fp8 = {
         "weights": {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True},
         "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True},
@@ -252,11 +253,14 @@ def test_ignore_and_per_layer_groups() -> None:
                 "a": {**fp8, "targets": ["Linear"]},
                 "b": {**int8, "targets": ["re:.*down_proj$"]},
             },
-            "ignore": ["lm_head", "re:.*self_attn.k_proj"],
+            "ignore": ["lm_head", "re:.*self_attn.[qkv]_proj"],
         }
     )
     qkv = ("m.self_attn.q_proj", "m.self_attn.k_proj", "m.self_attn.v_proj")
     assert q.layer_scheme("m.self_attn.qkv_proj", qkv) is None
+    one = ct_scaled_from_config({"config_groups": {"a": {**fp8, "targets": ["Linear"]}}, "ignore": [qkv[1]]})
+    with pytest.raises(InputError, match="some but not all shards"):
+        one.layer_scheme("m.self_attn.qkv_proj", qkv)
     down = q.layer_scheme("m.mlp.down_proj", ("m.mlp.down_proj",))
     assert down is not None and down.kind == "int8"
     up = q.layer_scheme("m.mlp.gate_up_proj", ("m.mlp.gate_proj", "m.mlp.up_proj"))

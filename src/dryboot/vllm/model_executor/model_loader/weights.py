@@ -74,6 +74,7 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import SCALED_EXPERTS_RELEASES, scaled_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     ModelOptQuant,
+    exclude_names,
     modelopt_experts_bytes,
     modelopt_linear_bytes,
     modelopt_mixed_from_config,
@@ -88,6 +89,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ct_scaled_from_config,
     scaled_refusal,
 )
+from dryboot.vllm.model_executor.layers.quantization.utils.quant_utils import is_layer_excluded, is_layer_skipped
 from dryboot.vllm.model_executor.model_loader.allocator import MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_SIZE
 from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Marlin4, load_surplus
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
@@ -641,17 +643,39 @@ def _modelopt_mixed(
 
 def _layers_quantized_alike(quant: Quant) -> bool:
     """Whether every decoder layer's linear layers take the same method: no weight-only integer
-    scheme (those are chosen per layer name) and no ignored name reaching ``model.layers.``."""
+    scheme (those are chosen per layer name) and no ignore-list entry that can tell one decoder
+    layer from another (:func:`layer_specific_entry`), in the config's list (plain fp8, ModelOpt)
+    or the post-load layout's (compressed-tensors ``ignore``: a ``re:`` pattern on one layer)."""
     if quant.wna16 is not None or quant.method == "modelopt_mixed":
         return False
-    stems = (i[:-1] if i.endswith("*") else i for i in quant.ignored)
-    return not any(s.startswith("model.layers") or "model.layers.".startswith(s) for s in stems)
+    entries = (*quant.ignored, *(quant.scaled.ignore if quant.scaled is not None else ()))
+    return not any(layer_specific_entry(i) for i in entries)
+
+
+def layer_specific_entry(entry: str) -> bool:
+    """Whether an ignore-list entry may match some decoder layers and not others: it names
+    ``layers``, holds a digit (a layer index), is a ``re:`` pattern, or holds ``?`` / ``[``
+    (``fnmatch``'s one-character wildcards). ``lm_head``, ``mtp*``, ``model.visual*`` do not."""
+    return entry.startswith("re:") or "layers" in entry or any(c.isdigit() or c in "?[" for c in entry)
 
 
 def _is_ignored(quant: Quant, name: str) -> bool:
-    return any(
-        name == i or name.startswith(i + ".") or (i.endswith("*") and name.startswith(i[:-1])) for i in quant.ignored
-    )
+    """Whether the config of plain fp8 or ModelOpt (without a GPU: the layout vLLM creates) leaves
+    vLLM's layer ``name`` unquantized, by the method's own matching: ``Fp8Config``'s
+    ``modules_to_not_convert`` / ``ignored_layers`` by exact name (``is_layer_skipped``: a fused
+    layer by its own name or all its shards; a prefix such as ``model.layers.0.mlp`` names no
+    layer), ModelOpt's ``exclude_modules`` by ``is_layer_excluded`` (substrings, wildcards)
+    (:mod:`dryboot.vllm.model_executor.layers.quantization.utils.quant_utils`). Other methods
+    carry their lists in their own layouts (:class:`ScaledQuant`, :class:`WNA16`).
+
+    :raises InputError: some but not all shards of a fused layer named (vLLM refuses it)."""
+    if not quant.ignored:
+        return False
+    if quant.method == "fp8":
+        return is_layer_skipped(name, quant.ignored)
+    if quant.method in ("modelopt", "modelopt_fp4"):
+        return is_layer_excluded(name, exclude_names(quant.ignored))
+    return False
 
 
 def linear_bytes(
@@ -1837,6 +1861,8 @@ def _moe_layer(
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    elif isinstance(quant.scaled, ModelOptQuant) and quant.scaled.experts_excluded(f"{base}.experts"):
+        w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")  # excluded: UnquantizedFusedMoEMethod
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
     elif quant.scaled is not None and (
@@ -2998,6 +3024,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
             layer_workspace=rules.marlin_layer_workspace,
             humming=sm in rules.humming_before_marlin,
             humming_checked=rules.humming_checked,
+            vllm_version=par.vllm_version,
         ),
     )
 
@@ -3149,7 +3176,9 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
         # requantized to the fused layer's largest scale (values only), the weight transposed:
         # the scaled_mm.py per-tensor layout (CUTLASS / FlashInfer)
         scheme = ScaledScheme("fp8", "tensor", static_input=quant.static_input)
-        return ScaledQuant(((("Linear",), scheme),), ignore=fp8_ignored_names(quant.ignored, family), plain_fp8=True)
+        return ScaledQuant(
+            ((("Linear",), scheme),), ignore=fp8_ignored_names(quant.ignored, family), ignore_rule="fp8", plain_fp8=True
+        )
     if 110 <= sm < 120 or (100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES):
         raise InputError(
             "quantization_config",
@@ -3161,6 +3190,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     return ScaledQuant(
         ((("Linear",), scheme),),
         ignore=fp8_ignored_names(quant.ignored, family),
+        ignore_rule="fp8",
         plain_fp8=True,
         deep_gemm_ue8m0=100 <= sm < 110,
     )
@@ -3258,6 +3288,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         humming=sm in rules.humming_before_marlin,
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
         cutlass_fp8_pad=par.vllm_version not in CUTLASS_FP8_PAD_FAILS,
+        vllm_version=par.vllm_version,
     )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(

@@ -27,13 +27,11 @@ pipeline stage, per rank, in the target's dtype and quantization:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
-from dryboot.vllm.model_executor.layers.quantization.modelopt import exclude_patterns
 from dryboot.vllm.model_executor.model_loader import weights as W
 
 QWEN_MTP = frozenset(
@@ -144,8 +142,7 @@ def _quantized(quant: W.Quant, name: str) -> bool:
     if quant.scaled is not None:
         return quant.scaled.layer_scheme(name, parts) is not None
     if quant.method in ("modelopt", "modelopt_fp4"):  # without a GPU: its exclude_modules / ignore
-        pats = [re.compile(p[3:]) for p in exclude_patterns(quant.ignored)]
-        return not any(p.match(m) for p in pats for m in (name, *parts))
+        return not W._is_ignored(quant, name)
     return True
 
 

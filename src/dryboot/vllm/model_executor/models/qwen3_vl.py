@@ -267,9 +267,7 @@ def _tower_quantized(quant: W.Quant, vision: Mapping[str, Any]) -> str | None:
     for name in tower_linears(vision):
         if quant.wna16 is not None:
             quantized = quant.wna16.layer_scheme(name) is not None
-        elif quant.method == "fp8":
-            quantized = name not in quant.ignored
-        else:
+        else:  # plain fp8: Fp8Config's exact is_layer_skipped
             quantized = not W._is_ignored(quant, name)
         if quantized:
             return name

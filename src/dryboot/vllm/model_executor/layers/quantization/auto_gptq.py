@@ -22,6 +22,7 @@ from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
     after_loading,
     choose_mp_linear_kernel,
 )
+from dryboot.vllm.model_executor.layers.quantization.utils.quant_utils import is_layer_skipped, should_ignore_layer
 
 #: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
 #: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one)
@@ -63,9 +64,10 @@ class WNA16:
         ``weight_shape [2]``, zero points when asymmetric).
     :param scheme: the default layer scheme.
     :param desc_act: GPTQ act-order (``g_idx`` reorders the input; off with ``group_size -1``).
-    :param skip: module name substrings left unquantized (AWQ ``modules_to_not_convert``).
+    :param skip: module name substrings left unquantized (AWQ ``modules_to_not_convert``:
+        ``is_layer_skipped``'s ``substring`` mode; a fused layer's shards must agree).
     :param ignore: compressed-tensors ``ignore``: layer names, or ``re:`` patterns
-        (``re.match``), a fused layer matched by any of its parts.
+        (``re.match``), matched as the release's ``should_ignore_layer`` does (``vllm_version``).
     :param per_layer: layer name -> scheme, or ``None`` for a layer kept in 16 bits (AutoRound's
         ``extra_config``), matched on the name or its ``.``-suffix.
     :param quantize_prefixes: only layers under these prefixes are quantized (AutoRound's
@@ -101,6 +103,8 @@ class WNA16:
     layer_workspace: bool = True
     humming: bool = False
     humming_checked: bool = True
+    #: the release serving it (compressed-tensors' ``ignore`` on a fused layer differs)
+    vllm_version: str = "0.28.0"
 
     def layer_scheme(self, name: str) -> LayerScheme | None:
         """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
@@ -108,9 +112,9 @@ class WNA16:
 
         :raises InputError: a fused layer whose parts have different schemes (vLLM refuses it).
         """
-        if any(s in name for s in self.skip):
+        if self.skip and is_layer_skipped(name, self.skip, match_mode="substring"):
             return None
-        if self.ignore and any(_matches(p, i) for p in (name, *_parts(name)) for i in self.ignore):
+        if self.ignore and should_ignore_layer(name, self.ignore, self.vllm_version):
             return None
         if self.per_layer:
             parts = _parts(name)

@@ -39,7 +39,6 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -52,6 +51,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledScheme,
     humming_nvfp4_experts_bytes,
     humming_nvfp4_linear_bytes,
+    ignored_by,
     nvfp4_marlin_bytes,
     scaled_linear_bytes,
 )
@@ -94,13 +94,11 @@ def checkpoint_module_name(name: str) -> str:
     return model + name[len(ckpt) :] if name.startswith(ckpt) else text_model_name(name)
 
 
-def exclude_patterns(names: tuple[str, ...]) -> tuple[str, ...]:
-    """ModelOpt's ``exclude_modules`` / ``ignore`` (names with ``*`` wildcards) as the ``re:``
-    patterns of :class:`ScaledQuant`: a name excludes itself and what is under it; a wrapper's
-    ``model.visual*`` names its tower (``visual.*``, as vLLM maps the list before matching:
-    :func:`checkpoint_module_name`)."""
-    mapped = (checkpoint_module_name(i) for i in names)
-    return tuple("re:" + re.escape(i).replace(r"\*", ".*") + r"(\..*)?$" for i in mapped)
+def exclude_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """ModelOpt's ``exclude_modules`` / ``ignore`` as vLLM matches them (``apply_vllm_mapper``,
+    then ``is_layer_excluded``: :func:`.quant_utils.is_layer_excluded`): each name mapped onto
+    dryboot's walk names (:func:`checkpoint_module_name`), wildcards kept."""
+    return tuple(checkpoint_module_name(i) for i in names)
 
 
 @dataclass(frozen=True)
@@ -164,8 +162,13 @@ class ModelOptQuant(ScaledQuant):
         return None if algo is None else _scheme(algo, name)
 
     def _excluded(self, name: str, parts: tuple[str, ...]) -> bool:
-        pats = [re.compile(i[3:]) for i in self.ignore]
-        return any(p.match(n) for p in pats for n in (name, *parts))
+        return ignored_by("modelopt", self.ignore, name, parts, self.vllm_version)
+
+    def experts_excluded(self, name: str) -> bool:
+        """Whether ``exclude_modules`` leave the ``FusedMoE`` layer ``name`` (``...mlp.experts``)
+        unquantized (``is_layer_excluded``: the config gives it no method, so vLLM serves it with
+        ``UnquantizedFusedMoEMethod``)."""
+        return self._excluded(name, (name,))
 
 
 def _scheme(algo: str, name: str) -> ScaledScheme:
@@ -179,7 +182,13 @@ def modelopt_quant(algo: str, ignore: tuple[str, ...], group_size: int = 16) -> 
     """ModelOpt ``FP8`` (per-tensor weights and static per-tensor inputs) or ``NVFP4`` (16-element
     groups): every linear layer but those of ``exclude_modules`` (names, ``*`` wildcards)."""
     scheme = MIXED_ALGOS[algo]
-    return ModelOptQuant(((("Linear",), scheme),), ignore=exclude_patterns(ignore), algo=algo, group_size=group_size)
+    return ModelOptQuant(
+        ((("Linear",), scheme),),
+        ignore=exclude_names(ignore),
+        ignore_rule="modelopt",
+        algo=algo,
+        group_size=group_size,
+    )
 
 
 def _layers_table(qc: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -218,7 +227,14 @@ def modelopt_mixed_from_config(qc: Mapping[str, Any], ignore: tuple[str, ...]) -
     else:  # config.json: an 8-bit float kv_cache_scheme
         scheme = qc.get("kv_cache_scheme")
         kv = isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
-    return ModelOptQuant(groups, ignore=exclude_patterns(ignore), layers=tuple(layers), group_size=group, kv_cache=kv)
+    return ModelOptQuant(
+        groups,
+        ignore=exclude_names(ignore),
+        ignore_rule="modelopt",
+        layers=tuple(layers),
+        group_size=group,
+        kv_cache=kv,
+    )
 
 
 def modelopt_linear_bytes(

@@ -39,6 +39,12 @@ from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, hum
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ignore_list
+from dryboot.vllm.model_executor.layers.quantization.utils.quant_utils import (
+    fused_shards,
+    is_layer_excluded,
+    is_layer_skipped,
+    should_ignore_layer,
+)
 
 #: the float32 scalars an NVFP4 layer keeps after loading (global scales, inverse, alpha)
 NVFP4_SCALARS = 4
@@ -68,7 +74,12 @@ class ScaledQuant:
     :param groups: (targets, scheme) in the config's order: a layer takes the scheme of the
         group whose target matches its name (``re:`` patterns by ``re.match``; ``Linear``: every
         linear layer), the most specific (a name) before a pattern before ``Linear``.
-    :param ignore: layer names or ``re:`` patterns kept unquantized (a fused layer by any part).
+    :param ignore: the config's ignore list, matched by ``ignore_rule``: compressed-tensors' names
+        or ``re:`` patterns, plain fp8's ``modules_to_not_convert``, ModelOpt's ``exclude_modules``.
+    :param ignore_rule: whose matching applies (:func:`ignored_by`): ``compressed-tensors``
+        (``should_ignore_layer``, per ``vllm_version``), ``fp8`` (``Fp8Config``: ``is_layer_skipped``,
+        exact) or ``modelopt`` (``is_layer_excluded``: substrings, wildcards).
+    :param vllm_version: the release serving it (compressed-tensors' fused-layer rule differs).
     :param capability: the GPU's compute capability as ``major * 10 + minor``.
     :param sm_count: the GPU's multiprocessors (Marlin's workspace), ``None`` when unknown.
     :param layer_workspace: Marlin allocates a workspace per layer (0.28; not 0.33).
@@ -78,6 +89,8 @@ class ScaledQuant:
 
     groups: tuple[tuple[tuple[str, ...], ScaledScheme], ...]
     ignore: tuple[str, ...] = ()
+    ignore_rule: str = "compressed-tensors"
+    vllm_version: str = "0.28.0"
     capability: int = 90
     sm_count: int | None = None
     layer_workspace: bool = True
@@ -106,9 +119,9 @@ class ScaledQuant:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
         (unquantized).
 
-        :raises InputError: a fused layer whose parts have different schemes (vLLM refuses it)."""
-        names = (name, *parts)
-        if any(_matches(p, i) for p in names for i in self.ignore):
+        :raises InputError: a fused layer whose parts have different schemes, or some but not all
+            of them ignored (vLLM refuses it)."""
+        if ignored_by(self.ignore_rule, self.ignore, name, parts, self.vllm_version):
             return None
         found = {self._scheme_of(p) for p in parts}
         if len(found) > 1:
@@ -159,6 +172,34 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
         if capability < 80 and s.kind in ("fp8", "nvfp4"):
             return f"{s.kind} weights on SM {capability // 10}.{capability % 10} are not checked"
     return None
+
+
+def ignored_by(rule: str, ignore: tuple[str, ...], name: str, parts: tuple[str, ...], version: str) -> bool:
+    """Whether ``ignore`` leaves vLLM's layer ``name`` unquantized under method ``rule``
+    (:class:`ScaledQuant`'s ``ignore_rule``); ``parts``: the checkpoint modules it loads (a fused
+    layer's shards, or an MoE layer's expert-0 projections). ``fp8``: ``Fp8Config``'s
+    ``is_layer_skipped`` (exact); ``modelopt``: ``is_layer_excluded``; ``compressed-tensors``:
+    ``should_ignore_layer`` on the layer, or, for an MoE layer, on each projection of its expert 0,
+    which must agree (``CompressedTensorsMoEMethod.get_moe_method``).
+
+    :raises InputError: some but not all shards (projections) ignored: vLLM refuses it."""
+    if not ignore:
+        return False
+    if rule == "fp8":
+        return is_layer_skipped(name, ignore)
+    if rule == "modelopt":
+        return is_layer_excluded(name, ignore)
+    if parts == (name,) or fused_shards(name) is not None:
+        return should_ignore_layer(name, ignore, version)
+    found = {should_ignore_layer(p, ignore, version) for p in parts}
+    if len(found) > 1:
+        raise InputError(
+            "quantization_config",
+            "ignore",
+            f"some but not all projections of {name} are on it (vLLM refuses it: all MoE projections need the "
+            "same scheme)",
+        )
+    return found.pop()
 
 
 def _matches(name: str, entry: str) -> bool:
