@@ -474,6 +474,8 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-qwen35vl-allfull",
             "hyb-granite-allmamba",
             "hyb-nemoh-allmamba",
+            "hyb-olmoh-allfull",
+            "hyb-olmoh-alllin",
         )
     },
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
@@ -1875,6 +1877,32 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "GPU KV cache size: 1,277,952 tokens, Maximum concurrency for 8,192 tokens per request: 156.00x",
         ),
     ),
+    # OLMo-Hybrid all full / all linear: its config class refuses both (0.33.0: inside transformers'
+    # StrictDataclassClassValidationError)
+    ("0.28.0", "hyb-olmoh-allfull"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one 'linear_attention' layer.",
+    },
+    ("0.29.0", "hyb-olmoh-allfull"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one 'linear_attention' layer.",
+    },
+    ("0.33.0", "hyb-olmoh-allfull"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: OLMoHybrid expects at least one 'linear_attention' layer.",
+    },
+    ("0.28.0", "hyb-olmoh-alllin"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one attention layer.",
+    },
+    ("0.29.0", "hyb-olmoh-alllin"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one attention layer.",
+    },
+    ("0.33.0", "hyb-olmoh-alllin"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: OLMoHybrid expects at least one attention layer.",
+    },
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
