@@ -476,8 +476,23 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-nemoh-allmamba",
             "hyb-olmoh-allfull",
             "hyb-olmoh-alllin",
+            "hyb-q4-allfull",
+            "hyb-q4-allfull-ple",
         )
     },
+    # hyb-q4-allfull-ple without the n-gram table's CPU offload (0.30+: the oracle's faked GPU has no UVA)
+    "hyb-q4-allfull-ple-nooffload": (
+        REL / "hyb-q4-allfull-ple",
+        [
+            "--max-model-len",
+            "8192",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--engram-config",
+            '{"cpu_offload": false}',
+        ],
+    ),
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
     "step3p5-nomtp": (
         REL / "step3p5-nomtp",
@@ -1903,6 +1918,40 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         "refused": True,
         "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: OLMoHybrid expects at least one attention layer.",
     },
+    # Qwen4-Exp with every layer full attention: vLLM's own config class (0.29-0.31) keeps full_attention
+    # names (no hybrid; with a PLE cache vLLM then asserts a mamba block size), transformers' (0.32+) names
+    # them indexed_attention (hybrid)
+    ("0.29.0", "hyb-q4-allfull"): _ok(
+        16,
+        30517,
+        488272,
+        8192,
+        log=("GPU KV cache size: 488,272 tokens, Maximum concurrency for 8,192 tokens per request: 59.60x",),
+    ),
+    ("0.31.0", "hyb-q4-allfull"): _ok(
+        16,
+        30517,
+        488272,
+        8192,
+        log=("GPU KV cache size: 488,272 tokens, Maximum concurrency for 8,192 tokens per request: 59.60x",),
+    ),
+    ("0.33.0", "hyb-q4-allfull"): _ok(
+        144,
+        3390,
+        487208,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen4ExpForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 144 tokens to ensure that attention page size is >= mamba page size.",
+            "GPU KV cache size: 487,208 tokens, Maximum concurrency for 8,192 tokens per request: 59.47x",
+        ),
+    ),
+    ("0.29.0", "hyb-q4-allfull-ple"): {"refused": True, "vllm": "AssertionError: "},
+    ("0.33.0", "hyb-q4-allfull-ple"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers [1].",
+    },
+    ("0.31.0", "hyb-q4-allfull-ple-nooffload"): {"refused": True, "vllm": "AssertionError: "},
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
