@@ -478,6 +478,7 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-olmoh-alllin",
             "hyb-q4-allfull",
             "hyb-q4-allfull-ple",
+            "hyb-glm5-allidx",
         )
     },
     # hyb-q4-allfull-ple without the n-gram table's CPU offload (0.30+: the oracle's faked GPU has no UVA)
@@ -1952,6 +1953,35 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers [1].",
     },
     ("0.31.0", "hyb-q4-allfull-ple-nooffload"): {"refused": True, "vllm": "AssertionError: "},
+    # GLM-5.3-Flash with every layer indexed: Glm5NextTextConfig names them indexed_attention (still hybrid)
+    ("0.32.0", "hyb-glm5-allidx"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
