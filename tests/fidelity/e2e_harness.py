@@ -1560,6 +1560,12 @@ def same_refusal(v_error: str | None, d_error: str | None) -> str | None:
     phrase = _key_phrase(message)
     if phrase is not None and re.search(phrase, line, re.I):
         return f"{kind}: dryboot says vLLM's words"
+    # transformers' strict config classes wrap a validator's error ("Class validation error for
+    # validator 'validate_architecture':\n    ValueError: X", 0.33.0): X is vLLM's words
+    wrapped = re.search(r"Class validation error for validator '\w+':\s*\w+: (.*)", message, re.S)
+    inner = _key_phrase(wrapped.group(1)) if wrapped else None
+    if inner is not None and re.search(inner, line, re.I):
+        return f"{kind}: dryboot says the validator's words"
     return _table_match(SAME_REFUSAL, kind, message, line)
 
 

@@ -457,6 +457,43 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "nullblk",
         ["--max-model-len", "1024", *_NB, "--kv-cache-memory-bytes", "13107200", "--mamba-cache-mode", "all"],
     ),
+    # ModelConfig.is_hybrid by layer types (issue 37): dryboot's tiny hybrid configs (data/architectures/) with
+    # every layer attention, or every layer a state layer (switches hybrid_full_attention_types,
+    # legacy_layer_type_names; data/releases/README.md)
+    **{
+        cid: (REL / cid, ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000"])
+        for cid in (
+            "hyb-qwen35-allfull",
+            "hyb-qnext-allfull",
+            "hyb-jamba-allattn",
+            "hyb-nemoh-allattn",
+            "hyb-nemoh-attnmlp",
+            "hyb-granite-allattn",
+            "hyb-lfm2moe-allattn",
+            "hyb-kimil-allfull",
+            "hyb-qwen35vl-allfull",
+            "hyb-granite-allmamba",
+            "hyb-nemoh-allmamba",
+            "hyb-olmoh-allfull",
+            "hyb-olmoh-alllin",
+            "hyb-q4-allfull",
+            "hyb-q4-allfull-ple",
+            "hyb-glm5-allidx",
+        )
+    },
+    # hyb-q4-allfull-ple without the n-gram table's CPU offload (0.30+: the oracle's faked GPU has no UVA)
+    "hyb-q4-allfull-ple-nooffload": (
+        REL / "hyb-q4-allfull-ple",
+        [
+            "--max-model-len",
+            "8192",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--engram-config",
+            '{"cpu_offload": false}',
+        ],
+    ),
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
     "step3p5-nomtp": (
         REL / "step3p5-nomtp",
@@ -1403,6 +1440,548 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ),
     ("0.33.0", "l4-dflash-sw"): _refused_with("Failed to promote local KV cache specs to one unified type"),
     ("0.33.0", "step3p5-nomtp"): _refused_with("'Step3p7TextConfig' object has no attribute 'use_moe_router_bias'"),
+    # ModelConfig.is_hybrid by layer types (issue 37): the hyb-* stand-ins (CASES); switches
+    # hybrid_full_attention_types, legacy_layer_type_names
+    ("0.27.1", "hyb-qwen35-allfull"): _ok(
+        784,
+        77,
+        57344,
+        8192,
+        log=(
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 57,344 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 7.00x",
+        ),
+    ),
+    ("0.28.0", "hyb-qwen35-allfull"): _ok(
+        784,
+        77,
+        57344,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen3_5ForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 57,344 tokens, Maximum concurrency for 8,192 tokens per request: 7.00x",
+        ),
+    ),
+    ("0.29.0", "hyb-qwen35-allfull"): _ok(
+        16,
+        3814,
+        61024,
+        8192,
+        log=("GPU KV cache size: 61,024 tokens, Maximum concurrency for 8,192 tokens per request: 7.45x",),
+    ),
+    ("0.33.0", "hyb-qwen35-allfull"): _ok(
+        16,
+        3814,
+        61024,
+        8192,
+        log=("GPU KV cache size: 61,024 tokens, Maximum concurrency for 8,192 tokens per request: 7.45x",),
+    ),
+    ("0.27.1", "hyb-qnext-allfull"): _ok(
+        544,
+        1795,
+        773928,
+        8192,
+        log=(
+            "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 773,928 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 94.47x",
+        ),
+    ),
+    ("0.28.0", "hyb-qnext-allfull"): _ok(
+        544,
+        1795,
+        668392,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 668,392 tokens, Maximum concurrency for 8,192 tokens per request: 81.59x",
+        ),
+    ),
+    ("0.29.0", "hyb-qnext-allfull"): _ok(
+        544,
+        1795,
+        668392,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 668,392 tokens, Maximum concurrency for 8,192 tokens per request: 81.59x",
+        ),
+    ),
+    ("0.33.0", "hyb-qnext-allfull"): _ok(
+        16,
+        15258,
+        244128,
+        8192,
+        log=("GPU KV cache size: 244,128 tokens, Maximum concurrency for 8,192 tokens per request: 29.80x",),
+    ),
+    ("0.27.1", "hyb-jamba-allattn"): _ok(
+        48,
+        4069,
+        194931,
+        8192,
+        log=(
+            "Setting attention block size to 48 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 26.32% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 194,931 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 23.80x",
+        ),
+    ),
+    ("0.28.0", "hyb-jamba-allattn"): _ok(
+        48,
+        4069,
+        194931,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for JambaForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 48 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 26.32% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 194,931 tokens, Maximum concurrency for 8,192 tokens per request: 23.80x",
+        ),
+    ),
+    ("0.29.0", "hyb-jamba-allattn"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        log=("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.33.0", "hyb-jamba-allattn"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        log=("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.27.1", "hyb-nemoh-allattn"): _ok(
+        16,
+        61035,
+        976560,
+        8192,
+        log=(
+            "GPU KV cache size: 976,560 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 119.21x",
+        ),
+    ),
+    ("0.28.0", "hyb-nemoh-allattn"): _ok(
+        2096,
+        465,
+        952320,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 2096 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.58% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 952,320 tokens, Maximum concurrency for 8,192 tokens per request: 116.25x",
+        ),
+    ),
+    ("0.29.0", "hyb-nemoh-allattn"): _ok(
+        16,
+        61035,
+        976560,
+        8192,
+        log=("GPU KV cache size: 976,560 tokens, Maximum concurrency for 8,192 tokens per request: 119.21x",),
+    ),
+    ("0.33.0", "hyb-nemoh-allattn"): _ok(
+        16,
+        61035,
+        976560,
+        8192,
+        log=("GPU KV cache size: 976,560 tokens, Maximum concurrency for 8,192 tokens per request: 119.21x",),
+    ),
+    ("0.27.1", "hyb-nemoh-attnmlp"): _ok(
+        2096,
+        931,
+        1906688,
+        8192,
+        log=(
+            "Setting attention block size to 2096 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.58% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,906,688 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 232.75x",
+        ),
+    ),
+    ("0.28.0", "hyb-nemoh-attnmlp"): _ok(
+        2096,
+        931,
+        1906688,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 2096 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.58% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,906,688 tokens, Maximum concurrency for 8,192 tokens per request: 232.75x",
+        ),
+    ),
+    ("0.29.0", "hyb-nemoh-attnmlp"): _ok(
+        2096,
+        931,
+        1906688,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 2096 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.58% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,906,688 tokens, Maximum concurrency for 8,192 tokens per request: 232.75x",
+        ),
+    ),
+    ("0.33.0", "hyb-nemoh-attnmlp"): _ok(
+        2096,
+        931,
+        1906688,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 2096 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.58% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,906,688 tokens, Maximum concurrency for 8,192 tokens per request: 232.75x",
+        ),
+    ),
+    ("0.27.1", "hyb-granite-allattn"): _ok(
+        16,
+        20345,
+        325520,
+        8192,
+        log=(
+            "GPU KV cache size: 325,520 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 39.74x",
+        ),
+    ),
+    ("0.28.0", "hyb-granite-allattn"): _ok(
+        400,
+        813,
+        317147,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for GraniteMoeHybridForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 400 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 1.39% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 317,147 tokens, Maximum concurrency for 8,192 tokens per request: 38.71x",
+        ),
+    ),
+    ("0.29.0", "hyb-granite-allattn"): _ok(
+        16,
+        20345,
+        325520,
+        8192,
+        log=("GPU KV cache size: 325,520 tokens, Maximum concurrency for 8,192 tokens per request: 39.74x",),
+    ),
+    ("0.33.0", "hyb-granite-allattn"): _ok(
+        16,
+        20345,
+        325520,
+        8192,
+        log=("GPU KV cache size: 325,520 tokens, Maximum concurrency for 8,192 tokens per request: 39.74x",),
+    ),
+    ("0.27.1", "hyb-lfm2moe-allattn"): _ok(
+        16,
+        10172,
+        162752,
+        8192,
+        log=(
+            "Padding mamba page size by 700.00% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 162,752 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 19.87x",
+        ),
+    ),
+    ("0.28.0", "hyb-lfm2moe-allattn"): _ok(
+        16,
+        10172,
+        162752,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Lfm2MoeForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 700.00% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 162,752 tokens, Maximum concurrency for 8,192 tokens per request: 19.87x",
+        ),
+    ),
+    ("0.29.0", "hyb-lfm2moe-allattn"): _ok(
+        16,
+        10172,
+        162752,
+        8192,
+        log=("GPU KV cache size: 162,752 tokens, Maximum concurrency for 8,192 tokens per request: 19.87x",),
+    ),
+    ("0.33.0", "hyb-lfm2moe-allattn"): _ok(
+        16,
+        10172,
+        162752,
+        8192,
+        log=("GPU KV cache size: 162,752 tokens, Maximum concurrency for 8,192 tokens per request: 19.87x",),
+    ),
+    ("0.27.1", "hyb-kimil-allfull"): _ok(
+        1024,
+        423,
+        433152,
+        8192,
+        log=(
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 433,152 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 52.88x",
+        ),
+    ),
+    ("0.28.0", "hyb-kimil-allfull"): _ok(
+        1024,
+        423,
+        433152,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 433,152 tokens, Maximum concurrency for 8,192 tokens per request: 52.88x",
+        ),
+    ),
+    ("0.29.0", "hyb-kimil-allfull"): _ok(
+        1024,
+        423,
+        433152,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 433,152 tokens, Maximum concurrency for 8,192 tokens per request: 52.88x",
+        ),
+    ),
+    ("0.33.0", "hyb-kimil-allfull"): _ok(
+        1024,
+        423,
+        433152,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 433,152 tokens, Maximum concurrency for 8,192 tokens per request: 52.88x",
+        ),
+    ),
+    ("0.27.1", "hyb-qwen35vl-allfull"): _ok(
+        784,
+        77,
+        57344,
+        8192,
+        log=(
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 57,344 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 7.00x",
+        ),
+    ),
+    ("0.28.0", "hyb-qwen35vl-allfull"): _ok(
+        784,
+        77,
+        57344,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when prefix caching is enabled",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 57,344 tokens, Maximum concurrency for 8,192 tokens per request: 7.00x",
+        ),
+    ),
+    ("0.29.0", "hyb-qwen35vl-allfull"): _ok(
+        784,
+        77,
+        57344,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when prefix caching is enabled",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 57,344 tokens, Maximum concurrency for 8,192 tokens per request: 7.00x",
+        ),
+    ),
+    ("0.33.0", "hyb-qwen35vl-allfull"): _ok(
+        784,
+        77,
+        57344,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when prefix caching is enabled",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 57,344 tokens, Maximum concurrency for 8,192 tokens per request: 7.00x",
+        ),
+    ),
+    ("0.27.1", "hyb-granite-allmamba"): _ok(
+        16,
+        825,
+        6758400,
+        8192,
+        log=(
+            "GPU KV cache size: 6,758,400 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 825.00x",
+        ),
+    ),
+    ("0.28.0", "hyb-granite-allmamba"): _ok(
+        16,
+        825,
+        3379200,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for GraniteMoeHybridForCausalLM by default when prefix caching is enabled",
+            "GPU KV cache size: 3,379,200 tokens, Maximum concurrency for 8,192 tokens per request: 412.50x",
+        ),
+    ),
+    ("0.29.0", "hyb-granite-allmamba"): _ok(
+        16,
+        825,
+        3379200,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for GraniteMoeHybridForCausalLM by default when prefix caching is enabled",
+            "GPU KV cache size: 3,379,200 tokens, Maximum concurrency for 8,192 tokens per request: 412.50x",
+        ),
+    ),
+    ("0.33.0", "hyb-granite-allmamba"): _ok(
+        16,
+        825,
+        2252800,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for GraniteMoeHybridForCausalLM by default when prefix caching is enabled",
+            "GPU KV cache size: 2,252,800 tokens, Maximum concurrency for 8,192 tokens per request: 275.00x",
+        ),
+    ),
+    ("0.27.1", "hyb-nemoh-allmamba"): _ok(
+        16,
+        468,
+        3833856,
+        8192,
+        log=(
+            "GPU KV cache size: 3,833,856 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 468.00x",
+        ),
+    ),
+    ("0.28.0", "hyb-nemoh-allmamba"): _ok(
+        16,
+        468,
+        1916928,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "GPU KV cache size: 1,916,928 tokens, Maximum concurrency for 8,192 tokens per request: 234.00x",
+        ),
+    ),
+    ("0.29.0", "hyb-nemoh-allmamba"): _ok(
+        16,
+        468,
+        1916928,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "GPU KV cache size: 1,916,928 tokens, Maximum concurrency for 8,192 tokens per request: 234.00x",
+        ),
+    ),
+    ("0.33.0", "hyb-nemoh-allmamba"): _ok(
+        16,
+        468,
+        1277952,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default when prefix caching is enabled",
+            "GPU KV cache size: 1,277,952 tokens, Maximum concurrency for 8,192 tokens per request: 156.00x",
+        ),
+    ),
+    # OLMo-Hybrid all full / all linear: its config class refuses both (0.33.0: inside transformers'
+    # StrictDataclassClassValidationError)
+    ("0.28.0", "hyb-olmoh-allfull"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one 'linear_attention' layer.",
+    },
+    ("0.29.0", "hyb-olmoh-allfull"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one 'linear_attention' layer.",
+    },
+    ("0.33.0", "hyb-olmoh-allfull"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: OLMoHybrid expects at least one 'linear_attention' layer.",
+    },
+    ("0.28.0", "hyb-olmoh-alllin"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one attention layer.",
+    },
+    ("0.29.0", "hyb-olmoh-alllin"): {
+        "refused": True,
+        "vllm": "ValidationError: 1 validation error for ModelConfig\n  Value error, OLMoHybrid expects at least one attention layer.",
+    },
+    ("0.33.0", "hyb-olmoh-alllin"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: OLMoHybrid expects at least one attention layer.",
+    },
+    # Qwen4-Exp with every layer full attention: vLLM's own config class (0.29-0.31) keeps full_attention
+    # names (no hybrid; with a PLE cache vLLM then asserts a mamba block size), transformers' (0.32+) names
+    # them indexed_attention (hybrid)
+    ("0.29.0", "hyb-q4-allfull"): _ok(
+        16,
+        30517,
+        488272,
+        8192,
+        log=("GPU KV cache size: 488,272 tokens, Maximum concurrency for 8,192 tokens per request: 59.60x",),
+    ),
+    ("0.31.0", "hyb-q4-allfull"): _ok(
+        16,
+        30517,
+        488272,
+        8192,
+        log=("GPU KV cache size: 488,272 tokens, Maximum concurrency for 8,192 tokens per request: 59.60x",),
+    ),
+    ("0.33.0", "hyb-q4-allfull"): _ok(
+        144,
+        3390,
+        487208,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Qwen4ExpForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 144 tokens to ensure that attention page size is >= mamba page size.",
+            "GPU KV cache size: 487,208 tokens, Maximum concurrency for 8,192 tokens per request: 59.47x",
+        ),
+    ),
+    ("0.29.0", "hyb-q4-allfull-ple"): {"refused": True, "vllm": "AssertionError: "},
+    ("0.33.0", "hyb-q4-allfull-ple"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers [1].",
+    },
+    ("0.31.0", "hyb-q4-allfull-ple-nooffload"): {"refused": True, "vllm": "AssertionError: "},
+    # GLM-5.3-Flash with every layer indexed: Glm5NextTextConfig names them indexed_attention (still hybrid)
+    ("0.32.0", "hyb-glm5-allidx"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
@@ -1452,6 +2031,9 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.28.0", "dsa-skip", "glm_moe_dsa_drops_index_keys", True),
     ("0.29.0", "bailing-allmla", "hybrid_full_attention_types", False),
     ("0.28.0", "bailing-allmla", "hybrid_full_attention_types", True),
+    ("0.33.0", "hyb-jamba-allattn", "hybrid_full_attention_types", False),
+    ("0.27.1", "hyb-granite-allattn", "legacy_layer_type_names", False),
+    ("0.28.0", "hyb-nemoh-allattn", "legacy_layer_type_names", True),
 ]
 
 

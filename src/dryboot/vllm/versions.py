@@ -148,8 +148,16 @@ class VersionRules:
         alignment sizes the block to the smaller state.
     :param hybrid_full_attention_types: ``ModelConfig.is_hybrid`` counts a config whose
         ``layer_types`` are all ``"full_attention"`` (not only ``"attention"``) as no hybrid
-        (0.29+): an ``IsHybrid`` class built without any state layer (Bailing-V2.5 with every
-        layer MLA) gets no hybrid block alignment; 0.27.1-0.28.0 align it to the mamba page.
+        (0.29+): an ``IsHybrid`` class whose config class keeps ``layer_types`` and whose layers
+        are all attention (Bailing-V2.5 with every layer MLA, Qwen3-Next / Qwen3.5 text, Jamba,
+        NemotronH, LFM2, Granite-4 without a state layer) gets no mamba cache mode nor hybrid
+        block alignment; 0.27.1-0.28.0 align it to the mamba page, except where the class names
+        its attention layers ``"attention"`` (``legacy_layer_type_names``)
+        (:func:`dryboot.vllm.config.resolve.is_hybrid`).
+    :param legacy_layer_type_names: the release's transformers (0.27.1: 5.10.4) keeps the legacy
+        ``layer_types`` names of Granite-4 and NemotronH (``"attention"``, ``"mamba"``); later ones
+        map them to ``"full_attention"`` / ``"linear_attention"`` (``remap_legacy_layer_types``), so
+        0.27.1 counts such a model without state layers as no hybrid and 0.28.0 as one.
     :param pp_text_model_named: the model classes (by architecture) that name their language model's
         architecture when they build it from the text config (``with_hf_config(text_config,
         architectures=[...])``; 0.30+: ``qwen3_vl.py``, ``qwen3_vl_moe.py``, and Cosmos-3, a
@@ -346,6 +354,7 @@ class VersionRules:
     hidden_state_block_divides: bool = True
     short_conv_spec_rows: bool = False
     hybrid_full_attention_types: bool = False
+    legacy_layer_type_names: bool = False
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
@@ -451,6 +460,8 @@ _V0271 = VersionRules(
     sliding_int4_unpacked=True,
     kda_full_rank_gate=True,
     kda_prefill_checkpoints=False,
+    # transformers 5.10.4: Granite-4's and NemotronH's layer_types keep "attention" / "mamba"
+    legacy_layer_type_names=True,
 )
 # Kimi-K3's KimiK3DeltaAttention: its MambaSpec holds no prefill checkpoint block before 0.29
 _V028 = VersionRules(

@@ -257,7 +257,13 @@ class MambaState:
     block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
     ``mamba_prefix_caching``: the model class implements ``SupportsMambaPrefixCaching`` (else
     ``--mamba-cache-mode all`` falls back to ``align``). ``hybrid_class``: the class is ``IsHybrid``;
-    ``attention_free``: it is ``IsAttentionFree``."""
+    ``attention_free``: it is ``IsAttentionFree``. ``hf_layer_types``: the model's (top-level) HF
+    config class keeps a ``layer_types`` attribute, one entry per decoder layer, which
+    ``ModelConfig.is_hybrid`` reads (Qwen3-Next, Qwen3.5's text classes, Jamba, NemotronH, LFM2,
+    Granite-4, OLMo-Hybrid, Bailing-V2.5; not a multimodal wrapper's class, nor vLLM's
+    ``KimiLinearConfig``); ``hf_legacy_attention_name``: under a transformers that keeps legacy
+    layer-type names (``VersionRules.legacy_layer_type_names``) the class names an attention
+    layer ``"attention"`` (Granite-4's and NemotronH's), else ``"full_attention"``."""
 
     gdn: GatedDeltaNet | None = None
     mamba2: Mamba2 | None = None
@@ -271,6 +277,8 @@ class MambaState:
     mamba_prefix_caching: bool = True
     hybrid_class: bool = False
     attention_free: bool = False
+    hf_layer_types: bool = False
+    hf_legacy_attention_name: bool = False
 
 
 @dataclass(frozen=True)

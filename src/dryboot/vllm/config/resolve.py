@@ -893,9 +893,60 @@ def check_drafting_slots(args: EngineArgs, method: str) -> None:
         )
 
 
+#: the layer kinds whose ``layer_types`` entry is an attention name (``"full_attention"``, or
+#: ``"attention"`` under legacy names): full attention and MLA (Bailing-V2.5's full layers)
+_ATTENTION_LAYER_TYPES = frozenset({LayerKind.FULL, LayerKind.MLA})
+
+
+#: caches that have no ``layer_types`` entry of their own: a drafter's hidden-state layer, Qwen4-Exp's
+#: PLE short convolution (built before a decoder layer's mixer)
+_NO_LAYER_TYPE = frozenset({LayerKind.HIDDEN_STATE, LayerKind.PLE})
+
+
+def is_hybrid(model: ModelGeometry, rules: VersionRules) -> bool:
+    """vLLM's ``ModelConfig.is_hybrid`` for ``model`` on ``rules``' release: its class is
+    ``IsHybrid`` (``model.is_hybrid``), unless its HF config class keeps a ``layer_types``
+    attribute (``MambaState.hf_layer_types``) whose every entry is an attention layer's name that
+    the release accepts: ``"attention"`` on every release, ``"full_attention"`` from 0.29
+    (``hybrid_full_attention_types``). Which name an attention layer has: ``"attention"`` where
+    the release's transformers keeps legacy names (``legacy_layer_type_names``) and the class
+    uses them (``MambaState.hf_legacy_attention_name``: Granite-4, NemotronH), else
+    ``"full_attention"``. A layer of any other kind (a state layer, NemotronH's MLP / MoE
+    layers: ``NONE``, a sliding window) keeps it hybrid; a drafter's hidden-state layer and
+    Qwen4-Exp's PLE caches have no entry (:data:`_NO_LAYER_TYPE`)."""
+    if not model.is_hybrid or not model.mamba.hf_layer_types:
+        return model.is_hybrid
+    decoder = [k for k in model.layer_kinds if k not in _NO_LAYER_TYPE]
+    if not decoder or not all(k in _ATTENTION_LAYER_TYPES for k in decoder):
+        return True
+    legacy = rules.legacy_layer_type_names and model.mamba.hf_legacy_attention_name
+    return not (legacy or rules.hybrid_full_attention_types)
+
+
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
-    """``model`` as ``rules``' release reads its config (its family's ``for_release`` hook)."""
-    return family_of(model).for_release(model, rules)
+    """``model`` as ``rules``' release reads its config (its family's ``for_release`` hook: the
+    release's layers), then ``ModelConfig.is_hybrid`` (:func:`is_hybrid`): an ``IsHybrid`` class
+    the release counts as no hybrid (its layers all attention) keeps no state either, so no mamba
+    cache mode, hybrid block alignment or state page.
+
+    :raises InputError: such a model that still builds a state cache (Qwen4-Exp's PLE beside
+        all-attention layers): vLLM's ``MambaBase.get_kv_cache_spec`` asserts a mamba block size,
+        which only a hybrid gets."""
+    model = family_of(model).for_release(model, rules)
+    if model.is_hybrid and not is_hybrid(model, rules):
+        if any(k.is_mamba for k in model.layer_kinds):
+            # a state cache without a layer_types entry (Qwen4-Exp's PLE beside all-attention layers):
+            # no hybrid, so no mamba block size (recorded on 0.29.0)
+            raise InputError(
+                model.source,
+                "layer_types",
+                "every entry is attention, so vLLM counts the model as no hybrid (ModelConfig.is_hybrid), yet a "
+                "state layer is built: AssertionError: mamba_block_size is None (MambaBase.get_kv_cache_spec)",
+            )
+        model = model.evolve(
+            hybrid_class=False, gdn=None, mamba2=None, mamba1=None, short_conv=None, kda=None, linear_attn=None
+        )
+    return model
 
 
 def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:

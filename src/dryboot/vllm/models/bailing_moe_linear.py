@@ -40,7 +40,6 @@ from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, LinearA
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import check_sm90_mla_dims
-from dryboot.vllm.versions import VersionRules
 
 #: transformers' ``BailingHybridConfig`` defaults of the keys the layout reads (its fields; the
 #: weights' walk adds those of the keys it reads beside them)
@@ -118,6 +117,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mla_config=True,
         linear_attn=linear,
         hybrid_class=True,
+        hf_layer_types=True,
         mamba_prefix_caching=False,
         layer_names=tuple(
             f"model.layers.{i}.self_attn" + ("" if k is LayerKind.LINEAR_ATTN else ".attn") for i, k in enumerate(kinds)
@@ -150,17 +150,6 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             "code), not transformers' BailingHybridConfig: not verifiable offline (without the flag it is planned)",
         )
     return args
-
-
-def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
-    """A Bailing-V2.5 without linear-attention layers (every layer MLA: ``BailingHybridConfig``'s
-    ``layer_types`` all ``"full_attention"``) as the release's ``ModelConfig.is_hybrid`` sees it:
-    no hybrid from 0.29 (switch ``hybrid_full_attention_types``), so neither a mamba cache mode
-    nor a hybrid block alignment (and no state to size); 0.27.1-0.28.0 keep it hybrid. Other
-    configs as read."""
-    if rules.hybrid_full_attention_types and model.is_hybrid and LayerKind.LINEAR_ATTN not in model.layer_kinds:
-        return model.evolve(hybrid_class=False, linear_attn=None)
-    return model
 
 
 def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:

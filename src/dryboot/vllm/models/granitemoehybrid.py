@@ -76,5 +76,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         heads=(heads, kv, f.integer("hidden_size") // heads),
         mamba2=mamba2,
         hybrid_class=True,
+        hf_layer_types=True,
+        hf_legacy_attention_name=True,
         align_state_without_spec=True,
     )

@@ -41,4 +41,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         d_state=f.integer("mamba_d_state"),
         d_conv=f.integer("mamba_d_conv"),
     )
-    return geometry(f, architecture, "jamba", kinds, heads=attention_heads(f), mamba1=mamba1, hybrid_class=True)
+    return geometry(
+        f, architecture, "jamba", kinds, heads=attention_heads(f), mamba1=mamba1, hybrid_class=True, hf_layer_types=True
+    )

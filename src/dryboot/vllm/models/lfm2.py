@@ -97,6 +97,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         heads=(heads, kv, f.integer("hidden_size") // heads),
         short_conv=ShortConv(conv_dim=width, l_cache=f.integer("conv_L_cache")),
         hybrid_class=True,
+        hf_layer_types=True,
         mamba_prefix_caching=False,
         num_experts=f.integer("num_experts") if _is_moe(f) else 0,
         first_moe_layer=f.integer("num_dense_layers", minimum=0) if _is_moe(f) else None,

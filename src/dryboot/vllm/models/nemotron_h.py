@@ -103,6 +103,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mamba2=mamba2,
         hf_ssm_dtype=hf_ssm,
         hybrid_class=True,
+        hf_layer_types=True,
+        hf_legacy_attention_name=True,
         **_mtp(f),
     )
 

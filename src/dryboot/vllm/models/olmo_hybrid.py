@@ -105,4 +105,5 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=0,
         mtp_kind=None,
         hybrid_class=True,
+        hf_layer_types=True,
     )

@@ -136,6 +136,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=f.integer(mtp_key, minimum=0),
         mtp_kind=LayerKind.FULL,
         hybrid_class=True,
+        hf_layer_types=True,
         family_extra=None if hf_class_kinds is None else Qwen3NextExtra(hf_class_kinds),
     )
 

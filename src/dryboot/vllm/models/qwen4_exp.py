@@ -342,6 +342,9 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         heads=attention_heads(f),
         gdn=gdn,
         hybrid_class=True,
+        # vLLM's own Qwen4ExpTextConfig keeps layer_types (full_attention names; for_release: from 0.32
+        # transformers' class names them indexed_attention, which ModelConfig.is_hybrid never counts)
+        hf_layer_types=architecture != WRAPPER_ARCH,
         family_extra=extra,
         tower_heads=_tower_heads(f, architecture),
     )
@@ -366,10 +369,14 @@ def _tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], .
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """From 0.32 transformers' ``Qwen4ExpTextConfig`` reads the file (switch
-    ``qwen3_next_hf_config_class``): its layer pattern."""
+    ``qwen3_next_hf_config_class``): its layer pattern, and its ``layer_types`` name attention
+    layers ``indexed_attention`` (no ``layer_types`` that ``ModelConfig.is_hybrid`` counts as
+    all attention: ``hf_layer_types`` off)."""
     extra = extra_of(model, Qwen4ExpExtra)
     if rules.qwen3_next_hf_config_class and extra is not None and extra.layer_kinds_hf_class is not None:
         model = replace(model, layer_kinds=extra.layer_kinds_hf_class)
+    if rules.qwen3_next_hf_config_class:
+        model = model.evolve(hf_layer_types=False)
     if extra is not None and extra.ple_layers and rules.version in PLE_RELEASES:
         model = with_ple_layers(model, extra.ple_layers)
     return model

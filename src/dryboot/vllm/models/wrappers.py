@@ -1004,7 +1004,14 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     # init_vllm_registered_model rebuilds for the inner, text-only architecture: false (the
     # text config's use_bidirectional_attention does not reach them; recorded on Gemma-4-Unified,
     # which vLLM 0.28.0 serves on FLASHINFER)
-    extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers), "mm_prefix_lm": False}
+    # the wrapper's config class is vLLM's hf_config: its language model's ``layer_types`` is not
+    # its attribute (ModelConfig.is_hybrid reads none)
+    extra: dict[str, Any] = {
+        "architecture": architecture,
+        "tower_heads": tuple(towers),
+        "mm_prefix_lm": False,
+        "hf_layer_types": False,
+    }
     if spec.deepstack is not None:
         ds_path, ds_default = spec.deepstack
         ds_given = _at(f.root, ds_path)
@@ -1067,7 +1074,12 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
     family = families[inner]
     inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
     model = family.read(f.with_defaults(inner_defaults), inner)
-    fields: dict[str, Any] = {"architecture": architecture, "tower_heads": _wrapper_towers(f, architecture)}
+    # the wrapper's config class is vLLM's hf_config, without its language model's layer_types
+    fields: dict[str, Any] = {
+        "architecture": architecture,
+        "tower_heads": _wrapper_towers(f, architecture),
+        "hf_layer_types": False,
+    }
     if architecture in LANGUAGE_MODEL_LAYERS:
         fields["layer_prefix"] = LANGUAGE_MODEL_LAYERS[architecture]
     return model.evolve(**fields)

@@ -324,6 +324,10 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     check_model_type(architecture, family, data, source)
     check_numeric_fields(f)
     model = family.read(f.with_defaults(family.defaults(f)), architecture)
+    if f.prefix and model.mamba.hf_layer_types:
+        # read from the wrapper's text config: vLLM's hf_config is the wrapper's class, which keeps
+        # no layer_types of its own (ModelConfig.is_hybrid: Qwen3.5's multimodal classes)
+        model = model.evolve(hf_layer_types=False)
     shards = block_shards(f.root.get("quantization_config") or f.data.get("quantization_config"), f.data)
     if shards:
         model = model.evolve(fp8_block_shards=shards)

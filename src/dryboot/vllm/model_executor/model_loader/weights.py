@@ -58,6 +58,7 @@ from dryboot.vllm.backends import (
     flashinfer_kv_counter_bytes,
 )
 from dryboot.vllm.config.mm_encoder_tp import whole_tower
+from dryboot.vllm.kv_cache_interface import LayerKind
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import MPLinearLayerConfig, choose_mp_linear_kernel
 from dryboot.vllm.model_executor.layers.quantization import (
@@ -2058,9 +2059,14 @@ def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank
     assert isinstance(text, Mapping)
     heads = next((text[k] for k in ("num_attention_heads", "n_head", "decoder_attention_heads") if k in text), None)
     hidden = text.get("hidden_size", text.get("n_embd", text.get("d_model")))
-    if not isinstance(heads, int) or heads <= 0 or text.get("kv_lora_rank") or config.get("kv_lora_rank"):
+    if text.get("kv_lora_rank") or config.get("kv_lora_rank"):
         return None
-    head_size = text.get("head_dim") or (hidden // heads if isinstance(hidden, int) else 0)
+    head_size: Any = text.get("head_dim")
+    if heads is None:
+        heads, head_size = _class_default_heads(config)
+    if not isinstance(heads, int) or heads <= 0:
+        return None
+    head_size = head_size or (hidden // heads if isinstance(hidden, int) else 0)
     if not isinstance(head_size, int) or not _flashinfer_attention(par, head_size):
         return None
     sm = f"{par.capability[0]}.{par.capability[1]}"
@@ -2069,6 +2075,24 @@ def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank
         f"loading; not modelled for {text.get('model_type') or config.get('model_type')} (name another "
         "--attention-backend, or another release)"
     )
+
+
+def _class_default_heads(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """(query heads, head size) of a config whose (text) config leaves its head count to its
+    config class's default, as vLLM's model takes them: the model's geometry, read with its
+    family's config-class defaults
+    (:func:`~dryboot.vllm.transformers_utils.config.geometry_from_config`; Gemma-3n's
+    ``Gemma3nTextConfig`` gives 8 heads of 256). ``(None, None)``: no geometry (the config is
+    refused where the plan reads it)."""
+    # at call: the config reader imports the model families, whose walks import this module
+    from dryboot.vllm.transformers_utils.config import geometry_from_config
+
+    try:
+        model = geometry_from_config(dict(config))
+    except InputError:
+        return None, None
+    full = model.attention(LayerKind.FULL)
+    return model.num_attention_heads or None, full.head_dim or None
 
 
 def _ct_moe(quant: Quant, family: str) -> bool:
