@@ -486,7 +486,12 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
 
     model, args = cfg.model, cfg.args
     family = family_of(model)
-    layout = _grouped_layout(cfg, policies, log)
+    layout_log: list[str] = []
+    layout = _grouped_layout(cfg, policies, layout_log)
+    # get_kv_cache_groups returns the packed groups before the uniform-page grouping: its "Add N padding
+    # layers" lines are never logged
+    grouping_lines = set(layout.grouping.log) if layout.grouping is not None else set()
+    log.extend(line for line in layout_log if line not in grouping_lines)
     pairs = layout.layers.pairs()
     if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
         pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
@@ -655,6 +660,9 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # starts at a sparse layer): its backend addresses 128-token pages only
         phase1 = MINIMAX_M3_SPARSE_INDEXER
     own = family_of(model).block_backends(model, args, cfg.backend)
+    if own and cfg.drafter is not None and cfg.drafter_backend is not None and cfg.drafter_backend not in own:
+        # the drafter's layers are built after the target's (extract_hidden_states: CACHE_ONLY_ATTN)
+        own = [*own, cfg.drafter_backend]
     if own:
         # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): a block
         # every one addresses; the hybrid alignment takes the first's kernel blocks

@@ -852,14 +852,23 @@ class EngineConfig:
 
     @property
     def backends(self) -> dict[str, AttentionBackend]:
-        """Every backend serving a layer, by name (target first; a sparse MLA model's indexer
-        backend before its MLA backend, as its layers come first)."""
+        """Every backend serving a layer, by name, in the order vLLM's block line names them
+        (``Platform._find_non_ssm_backends``: target first; a sparse MLA model's indexer backend before
+        its MLA backend, as its layers come first; MiniMax-M3's sparse backends after a dense first
+        layer's, before it where a pipeline stage starts at a sparse layer)."""
         out = {DEEPSEEK_V32_INDEXER.name: DEEPSEEK_V32_INDEXER} if LayerKind.MLA_INDEXER in self.model.kinds else {}
         out[self.backend.name] = self.backend
         if LayerKind.MM3_INDEXER in self.model.kinds:
-            # MiniMax-M3: a dense first layer, then each sparse layer's indexer cache and main cache
-            out[MINIMAX_M3_SPARSE_INDEXER.name] = MINIMAX_M3_SPARSE_INDEXER
-            out[MINIMAX_M3_SPARSE.name] = MINIMAX_M3_SPARSE
+            # MiniMax-M3: each sparse layer's indexer cache, then its main cache, in layer order beside the
+            # dense layers' backend: a pipeline stage that starts at a sparse layer names them first, and
+            # one without a dense layer names no other
+            sparse = {
+                MINIMAX_M3_SPARSE_INDEXER.name: MINIMAX_M3_SPARSE_INDEXER,
+                MINIMAX_M3_SPARSE.name: MINIMAX_M3_SPARSE,
+            }
+            first = next(k for k in self.model.layer_kinds if k is not LayerKind.NONE)
+            dense = bool(self.model.kinds - {LayerKind.NONE, LayerKind.MM3_INDEXER, LayerKind.MM3_SPARSE})
+            out = {**out, **sparse} if first is not LayerKind.MM3_INDEXER else {**sparse, **(out if dense else {})}
         if LayerKind.INKLING_CONV in self.model.kinds or LayerKind.INKLING_CONV_FULL in self.model.kinds:
             # Inkling: each layer's conv state (registered first) on its own backend
             out = {INKLING_SCONV.name: INKLING_SCONV, **out}

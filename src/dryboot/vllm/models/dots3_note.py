@@ -55,7 +55,7 @@ SLIDING = "sliding_attention"
 FULL = "full_attention"
 #: the releases whose engine start verified the layout
 RELEASES = frozenset({"0.33.0"})
-#: the backends vLLM logs choosing the block (the sliding layers' first when there are any)
+#: the backends vLLM logs choosing the block, in layer order (:func:`block_log_backends`)
 SLIDING_BACKEND = "TRITON_MLA"
 INDEXER_BACKEND = "DEEPSEEK_V32_INDEXER"
 PADDED = AttentionBackend(
@@ -416,6 +416,21 @@ def layer_specs(caches: Dots3NoteCaches, block: int, dtype: str) -> dict[str, At
     return out
 
 
+def block_log_backends(sliding: tuple[bool, ...], layers: range) -> list[str]:
+    """The backends vLLM 0.33.0 names choosing the block ("for A/B/C backend(s)."), in the order
+    the decoder layers of ``layers`` register them (``Platform._find_non_ssm_backends``): a sliding
+    layer's ``TRITON_MLA``; a sparse layer's indexer cache, then its padded MLA rows; each name once.
+
+    :param sliding: per decoder layer, whether it is a sliding-window MLA layer.
+    :param layers: the decoder layers one worker builds (a pipeline stage's)."""
+    out: list[str] = []
+    for i in layers:
+        for name in [SLIDING_BACKEND] if sliding[i] else [INDEXER_BACKEND, PADDED.name]:
+            if name not in out:
+                out.append(name)
+    return out
+
+
 def stage_layers(
     specs: dict[str, AttentionSpec], caches: Dots3NoteCaches, args: EngineArgs
 ) -> list[frozenset[str]] | None:
@@ -476,6 +491,16 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
     groups = group_specs(specs) + tuple((n,) for n, _ in hidden)
     specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
     if args.block_size is None:
-        names = ([SLIDING_BACKEND] if any(caches.sliding) else []) + [INDEXER_BACKEND, PADDED.name]
-        log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
+        # every pipeline stage's worker logs the line over the layers it builds (each line once)
+        n = len(caches.sliding)
+        ranges = (
+            [range(n)]
+            if args.pipeline_parallel_size <= 1
+            else pp_stage_ranges(n, args.pipeline_parallel_size, args.pp_layer_partition)
+        )
+        for r in ranges:
+            names = "/".join(block_log_backends(caches.sliding, r))
+            line = f"Setting kv cache block size to {block} for {names} backend(s)."
+            if line not in log:
+                log.append(line)
     return PackedLayers(specs, groups, stages, block, PADDED, cfg.kv_cache_dtype, num_target)
