@@ -1136,13 +1136,9 @@ def checkpoint_rank_weights(
 #: (LongCat-Flash on 0.31.0, 56 layers built from the 2-layer tiny config, is read as that release
 #: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``; the timm wrappers are
 #: recorded in each release's ``-mm`` boot environment.) Kimi-K3 (0.27.1-0.33.0) is recorded on every
-#: release that serves it. HY V4's KV cache is planned on 0.29.0-0.33.0, its weights recorded on
-#: 0.29.0, 0.30.0 (every layer dense MLA), 0.32.0 and 0.33.0.
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "HYV4ForCausalLM": {
-        "0.31.0": "HYV4MLAAttention builds the indexer's k_norm in the model dtype, not float32; not recorded",
-    },
-}
+#: release that serves it. HY V4's KV cache and weights are recorded on 0.29.0-0.33.0 (0.29.0 /
+#: 0.30.0: every layer dense MLA). None now.
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
