@@ -202,7 +202,8 @@ class VersionRules:
         as vLLM's ``Attention`` (four float32 scale buffers), beside transformers' own rotary
         buffers (``inv_freq`` / ``original_inv_freq``), and no bias on the LM head (0.30+, recorded
         on the meta device: ``tests/fidelity/data/weights/recorded-0.30.0-sweep.json``); ``False``:
-        three projections and no scale buffers (0.27.1 / 0.28.0).
+        three projections and no scale buffers (0.27.1-0.29.0; 0.29.0 recorded too:
+        ``recorded-0.29.0-backend.json``).
     :param transformers_backend_fuses_biased_qkv: the backend fuses q/k/v projections that carry a
         bias too (0.31.0-0.33.0, recorded: StarCoder2; 0.32.0 Jais2 too); ``False``: those stay
         three ``q_proj`` / ``k_proj`` / ``v_proj`` allocations (0.30.0 recorded).
