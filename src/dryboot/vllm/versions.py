@@ -233,7 +233,10 @@ class VersionRules:
         in ``model_executor/models/emu3.py``).
     :param backend_text_attention_whole: the Transformers backend's multimodal path leaves a text
         model's q/k/v / o projections unfused (0.28.0-0.30.0; 0.27.1 and 0.31+ fuse them into one
-        ``QKVParallelLinear``): three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``, whole on every
+        ``QKVParallelLinear``; its causal path likewise keeps an attention without a TP plan whole on
+        every rank, HunYuan V1's, and on 0.30.0 splits a fused ``qkv_proj``'s key / value rows over TP
+        where it exceeds the KV heads, 0.31+ replicating KV heads instead: ``compose.backend_layout``,
+        recorded on 0.29.0-0.33.0): three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``, whole on every
         TP rank where the text model has no TP plan (Emu3's, ``model_executor/models/emu3.py``), split by
         the plan where it has one (VibeVoice-ASR's Qwen2, ``vibevoice_asr.py``); recorded,
         ``tests/fidelity/data/weights/recorded-<release>-emu3.json`` / ``-vibevoice-asr.json``.

@@ -418,8 +418,11 @@ class Layout:
     (``ReplicatedLinear``: the Transformers backend's unfused attention of a model without a TP
     plan, HunYuan-VL's on 0.29 / 0.30); ``backend_attention_whole``: the transformers class gives its
     attention no TP plan, so the Transformers backend before 0.30 keeps its q/k/v/o projections whole
-    on every rank (:func:`backend_layout`: HunYuan V1's); ``qk_norm_bias``: ``head`` QK-norms that are LayerNorms
-    with a bias (two more ``[head_dim]``: Bailing-MoE's without ``use_rmsnorm``).
+    on every rank (:func:`backend_layout`: HunYuan V1's); ``kv_rows_split``: a fused ``qkv_proj``
+    whose key / value rows are split evenly over TP, replicating no KV head (the Transformers
+    backend of 0.30.0 where TP exceeds the KV heads, :func:`backend_layout`); ``qk_norm_bias``:
+    ``head`` QK-norms that are LayerNorms with a bias (two more ``[head_dim]``: Bailing-MoE's without
+    ``use_rmsnorm``).
     """
 
     qkv: str = "fused"
@@ -459,6 +462,7 @@ class Layout:
     score_bias_buffer: bool = False
     attention_replicated: bool = False
     backend_attention_whole: bool = False
+    kv_rows_split: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -489,11 +493,17 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
     ``transformers_backend_vllm_attention``) one ``qkv_proj`` (``QKVParallelLinear``; biased
     projections stay three before 0.31, switch ``transformers_backend_fuses_biased_qkv``) and vLLM's
     ``Attention`` with its scale buffers per layer; before, transformers' attention modules with
-    vLLM's linear layers swapped in: ``q_proj`` / ``k_proj`` / ``v_proj`` three allocations (whole
-    on every rank where the class's TP plan leaves the attention out: ``backend_attention_whole``),
-    no scale buffers, the embedding on the first stage and the final norm and head on the last
-    (0.27.1-0.29.0; recorded on 0.28.0 and 0.29.0)."""
+    vLLM's linear layers swapped in: ``q_proj`` / ``k_proj`` / ``v_proj`` three allocations, no
+    scale buffers (0.27.1-0.29.0; recorded on 0.28.0 and 0.29.0). On every release the embedding on
+    the first stage only and the final norm and head on the last; on 0.28.0-0.30.0 (switch
+    ``backend_text_attention_whole``) an attention the class's TP plan leaves out
+    (``backend_attention_whole``) whole on every rank, and on 0.30.0 a fused ``qkv_proj``'s key /
+    value rows split over a TP above the KV heads (``kv_rows_split``); 0.31+ replicate KV heads as
+    vLLM's own classes do (recorded on 0.29.0-0.33.0, every flag set)."""
     rules = rules_for(version)
+    # 0.28.0-0.30.0 (switch backend_text_attention_whole) keep an attention without a TP plan whole;
+    # 0.31+ fuse it into a split QKVParallelLinear of the heads (recorded on 0.29.0-0.33.0)
+    whole = layout.backend_attention_whole and rules.backend_text_attention_whole
     if not rules.transformers_backend_vllm_attention:
         return replace(
             layout,
@@ -503,10 +513,10 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
             rope_tables=None,
             head_bias=False,
             every_stage=False,
-            attention_replicated=layout.backend_attention_whole,
+            attention_replicated=whole,
         )
     biased = _flag(config, layout.qkv_bias)
-    fused = not biased or rules.transformers_backend_fuses_biased_qkv
+    fused = not (biased or whole) or rules.transformers_backend_fuses_biased_qkv
     return replace(
         layout,
         qkv="fused" if fused else "separate",
@@ -514,6 +524,9 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
         attention_scales=True,
         rope_tables=None,
         head_bias=False,
+        every_stage=False,
+        attention_replicated=whole,
+        kv_rows_split=rules.backend_text_attention_whole,
     )
 
 
@@ -599,7 +612,12 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     for li in layers:
         for _ in range(lay.norms * (2 if lay.norm_bias else 1)):
             w.own("norm", h * ab)
-        if lay.qkv == "fused":
+        if lay.qkv == "fused" and lay.kv_rows_split and not lay.attention_replicated:
+            kv_rows = W._divide(nkv * hd, tp, "the key/value projection rows")
+            w.own("attention", (nq_r * hd + 2 * kv_rows) * h * ab)
+            if _flag(config, lay.qkv_bias):
+                w.own("bias", (nq_r * hd + 2 * kv_rows) * ab)
+        elif lay.qkv == "fused":
             w.own("attention", sum(qkv) * h * ab)
             if _flag(config, lay.qkv_bias):
                 w.own("bias", sum(qkv) * ab)
