@@ -4,7 +4,7 @@ each pipeline stage's rank 0. Needs no vLLM.
 
 Recorded by ``record_weights.py --tiny Emu3ForConditionalGeneration`` in each release's boot environment
 (``RECORD_WEIGHTS_OUT``), every flag set (TP 1/2/4/8, TP 2 x PP 3, ``--language-model-only`` at TP 1/2):
-``recorded-<release>-emu3.json`` for 0.27.1, 0.28.0 and 0.30.0-0.33.0 (the TP 1 cases of 0.30+ also in
+``recorded-<release>-emu3.json`` for 0.27.1-0.33.0 (the TP 1 cases of 0.30+ also in
 ``recorded-<release>-sweep.json``); and on 0.27.1 with ``RECORD_WEIGHTS_OVERLAY`` one VQ-VAE head
 (``{"vq_config": {"codebook_size": 64, "hidden_size": 1024, "num_attention_heads": 1}}``,
 ``RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 2"``: its three TP 2 cases) into
@@ -28,8 +28,9 @@ from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
 ARCH = "Emu3ForConditionalGeneration"
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 FILES = {
-    **{f"recorded-{v}-emu3.json": v for v in ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
+    **{f"recorded-{v}-emu3.json": v for v in RELEASES},
     "recorded-0.27.1-emu3-one-vq-head.json": "0.27.1",
     "recorded-0.33.0-backend-mm-limits.json": "0.33.0",
 }
@@ -102,12 +103,16 @@ def test_switch_is_needed(version: str, switch: str, flipped: bool, monkeypatch:
         versions.rules_for.cache_clear()
 
 
-def test_0_29_0_refused_naming_the_checked_releases() -> None:
-    """0.29.0's backend is not checked for any architecture it serves (its Emu3 records match 0.28.0's
-    layout, not committed): refused by name."""
-    row = RECORDED[("recorded-0.28.0-emu3.json", f"arch--{ARCH} --tensor-parallel-size 1")]
-    with pytest.raises(InputError, match="Transformers modeling backend; its weights are checked on"):
-        _rank("recorded-0.28.0-emu3.json", row, 0, version="0.29.0")
+def test_0_29_0_builds_0_28_0s_layout() -> None:
+    """0.29.0's backend builds Emu3 as 0.28.0's does (text attention whole, no scale buffers): the
+    two releases' records agree case for case."""
+    old = DOCS["recorded-0.28.0-emu3.json"]["cases"]
+    new = DOCS["recorded-0.29.0-emu3.json"]["cases"]
+    assert old.keys() == new.keys()
+    for cid, row in new.items():
+        assert [row[k] for k in ("param_bytes", "buffer_bytes", "allocated_bytes")] == [
+            old[cid][k] for k in ("param_bytes", "buffer_bytes", "allocated_bytes")
+        ], cid
 
 
 @pytest.mark.parametrize(

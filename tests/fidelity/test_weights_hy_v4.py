@@ -1,8 +1,10 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.29.0, 0.30.0, 0.32.0, 0.33.0:
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.29.0-0.33.0:
 ``model_executor/models/hy_v4.py``) against vLLM's own figures: parameter, buffer and allocated
 bytes of each pipeline stage's rank 0. Needs no vLLM. On 0.29.0 / 0.30.0 every layer is built dense
 MLA whatever ``layer_types`` says (switch ``hy_v4_dense_layers``): no indexer, every sink bfloat16,
-``indexer_types`` not read (``hyv4-indexers-short`` served).
+``indexer_types`` not read (``hyv4-indexers-short`` served). 0.31.0 builds 0.32.0's weights (its
+indexer ``k_norm`` float32 too: vLLM's ``LayerNorm`` of that release keeps float32 parameters) and
+refuses ``hyv4-indexed`` (transformers 5.17's ``validate_layer_type`` lacks ``indexed_attention``).
 
 Recorded in each release's boot environment with ``RECORD_WEIGHTS_WORKSPACE=1`` (the worker's workspace
 manager first: the sparse MLA backend reserves its workspace at construction):
@@ -35,7 +37,7 @@ DATA = HERE / "data" / "weights"
 ARCH = "HYV4ForCausalLM"
 TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
 VARIANTS = HERE / "data" / "hy-v4" / "configs"
-RELEASES = ("0.29.0", "0.30.0", "0.32.0", "0.33.0")
+RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the releases that build every layer dense MLA (``VersionRules.hy_v4_dense_layers``)
 DENSE_RELEASES = ("0.29.0", "0.30.0")
 FILES = tuple(f"recorded-{v}-hy-v4{part}.json" for v in RELEASES for part in ("", "-configs"))
@@ -90,13 +92,17 @@ def test_matches_vllm(name: str, cid: str) -> None:
 def test_dense_variants_recorded_on_every_release() -> None:
     """Every dense and mixed variant is recorded served on each release at TP 1 / 2 / 4 / 8, EP at
     TP 2 / 8 and TP 2 x PP 3 (28 cases a release); every variant is served on 0.29.0 / 0.30.0 (75
-    cases), the short ``indexer_types`` refused (7 cases) on 0.32.0 / 0.33.0 only."""
+    cases), the short ``indexer_types`` refused (7 cases) on 0.31.0-0.33.0 only, ``indexed_attention``
+    (7 cases) on 0.31.0 only."""
     for v in RELEASES:
         cases = DOCS[f"recorded-{v}-hy-v4-configs.json"]["cases"].values()
         rows = [r for r in cases if r["config"] in DENSE]
         assert len(rows) == 28 and all(r["ok"] for r in rows), v
         refused = {r["config"] for r in cases if not r["ok"]}
-        assert refused == (set() if v in DENSE_RELEASES else {"hyv4-indexers-short"}), v
+        want = (
+            set() if v in DENSE_RELEASES else {"hyv4-indexers-short"} | ({"hyv4-indexed"} if v == "0.31.0" else set())
+        )
+        assert refused == want, v
 
 
 @pytest.mark.parametrize("version", DENSE_RELEASES)
@@ -137,8 +143,6 @@ def test_other_layer_types_refused_by_name() -> None:
     [
         (None, "0.33.0", "name the GPU"),
         ((8, 0), "0.32.0", "not recorded"),
-        # the KV cache is planned there (issue 37), the weights not recorded: the registry guard's reason
-        ((9, 0), "0.31.0", "0.31.0: HYV4ForCausalLM's weights on this release are not modelled .*k_norm"),
         ((9, 0), "0.28.0", "vLLM 0.28.0's registry has no HYV4ForCausalLM"),
     ],
 )
@@ -159,3 +163,30 @@ def test_dense_layers_switch_is_needed(version: str, flipped: bool, monkeypatch:
         assert _rank(row, 0, version).param_bytes != row["param_bytes"]
     finally:
         versions.rules_for.cache_clear()
+
+
+def test_release_31_builds_release_32s_weights() -> None:
+    """0.31.0's recorded figures are 0.32.0's case for case, but for ``hyv4-indexed``, which 0.31.0
+    refuses (its transformers' layer-type validation) and 0.32.0 serves."""
+    for part in ("", "-configs"):
+        old = DOCS[f"recorded-0.31.0-hy-v4{part}.json"]["cases"]
+        new = DOCS[f"recorded-0.32.0-hy-v4{part}.json"]["cases"]
+        assert old.keys() == new.keys()
+        differ = {cid for cid in old if _figures(old[cid]) != _figures(new[cid])}
+        assert differ == ({cid for cid in old if old[cid]["config"] == "hyv4-indexed"} if part else set())
+
+
+def _figures(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in ("seconds", "error")}
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0", "0.31.0", "0.32.0"])
+def test_indexed_layer_type_refused_on_release_31_only(version: str) -> None:
+    """``indexed_attention`` is refused, in vLLM's words, on 0.31.0 alone (``refuses_indexed``)."""
+    row = DOCS[f"recorded-{version}-hy-v4-configs.json"]["cases"]["hyv4-indexed --tensor-parallel-size 1"]
+    assert row["ok"] == (version != "0.31.0")
+    if row["ok"]:
+        assert _rank(row, 0, version).param_bytes == row["param_bytes"]
+        return
+    with pytest.raises(InputError, match=r"validate_layer_type.*indexed_attention"):
+        _rank(row, 0, version)

@@ -184,14 +184,3 @@ def test_weights_switch_is_needed(version: str, switch: str, flipped: Any, monke
         assert broken, f"flipping {switch} to {flipped!r} still matches every {version} case"
     finally:
         versions.rules_for.cache_clear()
-
-
-@pytest.mark.parametrize(
-    ("arch", "version"),
-    [("Olmo2ForCausalLM", "0.29.0"), ("SmolLM3ForCausalLM", "0.29.0")],
-)
-def test_backend_on_unswept_release_refused_by_name(arch: str, version: str) -> None:
-    """The Transformers backend's layout on a release the sweep did not record is refused, named."""
-    row = SWEEP["0.33.0"]["cases"][f"arch--{arch} --tensor-parallel-size 1"]
-    _, got = _answer(version, row)
-    assert isinstance(got, InputError) and "Transformers modeling backend" in str(got), got

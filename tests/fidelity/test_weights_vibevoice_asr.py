@@ -5,7 +5,8 @@ allocated bytes of each pipeline stage's rank 0. Needs no vLLM.
 Recorded by ``record_weights.py --tiny VibeVoiceAsrForConditionalGeneration`` in each release's boot
 environment (``RECORD_WEIGHTS_OUT``), every flag set (TP 1/2/4/8, TP 2 x PP 3) and
 ``--language-model-only`` at TP 1 / 2 (added to the recorder's flag sets for this config, which names no
-tower key): ``recorded-<release>-vibevoice-asr.json`` for 0.27.1, 0.28.0 and 0.30.0-0.33.0 (the TP 1
+tower key): ``recorded-<release>-vibevoice-asr.json`` for 0.27.1-0.33.0 (0.29.0 without the
+``--language-model-only`` sets, recorded by the recorder as it stands; the TP 1
 cases of 0.30+ also in ``recorded-<release>-sweep.json``). The tiny config's two tokenizer encoders are
 ``VibeVoiceAcousticTokenizerEncoderConfig``'s defaults (about 680 M parameters each) beside a 4-layer
 Qwen2 text model. ``recorded-0.33.0-vibevoice-asr-overlay.json``: with ``RECORD_WEIGHTS_OVERLAY`` an empty
@@ -29,8 +30,9 @@ from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
 ARCH = "VibeVoiceAsrForConditionalGeneration"
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 FILES = {
-    **{f"recorded-{v}-vibevoice-asr.json": v for v in ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
+    **{f"recorded-{v}-vibevoice-asr.json": v for v in RELEASES},
     "recorded-0.33.0-vibevoice-asr-overlay.json": "0.33.0",
     "recorded-0.33.0-backend-mm-limits.json": "0.33.0",
 }

@@ -210,7 +210,8 @@ class VersionRules:
         as vLLM's ``Attention`` (four float32 scale buffers), beside transformers' own rotary
         buffers (``inv_freq`` / ``original_inv_freq``), and no bias on the LM head (0.30+, recorded
         on the meta device: ``tests/fidelity/data/weights/recorded-0.30.0-sweep.json``); ``False``:
-        three projections and no scale buffers (0.27.1 / 0.28.0).
+        three projections and no scale buffers (0.27.1-0.29.0; 0.29.0 recorded too:
+        ``recorded-0.29.0-backend.json``).
     :param transformers_backend_fuses_biased_qkv: the backend fuses q/k/v projections that carry a
         bias too (0.31.0-0.33.0, recorded: StarCoder2; 0.32.0 Jais2 too); ``False``: those stay
         three ``q_proj`` / ``k_proj`` / ``v_proj`` allocations (0.30.0 recorded).
@@ -240,7 +241,10 @@ class VersionRules:
         in ``model_executor/models/emu3.py``).
     :param backend_text_attention_whole: the Transformers backend's multimodal path leaves a text
         model's q/k/v / o projections unfused (0.28.0-0.30.0; 0.27.1 and 0.31+ fuse them into one
-        ``QKVParallelLinear``): three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``, whole on every
+        ``QKVParallelLinear``; its causal path likewise keeps an attention without a TP plan whole on
+        every rank, HunYuan V1's, and on 0.30.0 splits a fused ``qkv_proj``'s key / value rows over TP
+        where it exceeds the KV heads, 0.31+ replicating KV heads instead: ``compose.backend_layout``,
+        recorded on 0.29.0-0.33.0): three ``q_proj`` / ``k_proj`` / ``v_proj`` and ``o_proj``, whole on every
         TP rank where the text model has no TP plan (Emu3's, ``model_executor/models/emu3.py``), split by
         the plan where it has one (VibeVoice-ASR's Qwen2, ``vibevoice_asr.py``); recorded,
         ``tests/fidelity/data/weights/recorded-<release>-emu3.json`` / ``-vibevoice-asr.json``.

@@ -37,9 +37,10 @@ gives ``deepseek_sparse_attention`` when a config is read. On 0.29.0 / 0.30.0 (t
 5.24) every sparse layer type is so renamed: every layer is dense MLA whatever ``layer_types`` says
 (no indexer, no ``indexer_types`` check, the sink dropped; a named sparse backend refused as for any
 dense MLA model). On 0.31.0 (transformers 5.17) the layers are built as on 0.32.0, but its
-``layer_types`` validation refuses ``indexed_attention``. The weights are sized on 0.29.0, 0.30.0
-(every layer dense), 0.32.0 and 0.33.0 (0.31.0's indexer ``k_norm`` in the model dtype: not recorded,
-refused by name).
+``layer_types`` validation refuses ``indexed_attention``. The weights are sized on 0.29.0-0.33.0
+(every layer dense on 0.29.0 / 0.30.0; 0.31.0 builds 0.32.0's weights: its indexer ``k_norm`` is
+vLLM's ``LayerNorm`` without a dtype argument, whose weight and bias are float32 on that release
+anyway).
 
 Not modelled (refused by name): dense beside sparse layers in one model (two MLA backends in one
 group); the MTP drafter (``HYV4MTPModel``). The weights are sized in
@@ -216,15 +217,26 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     if extra.refusal is not None:
         where, reason = extra.refusal
         raise InputError(model.source, where or None, reason)
-    if extra.indexed and not rules.hy_v4_indexed_layer_type:
-        raise InputError(
-            model.source,
-            "layer_types",
-            f"{INDEXED_TYPE}: vLLM {rules.version} refuses the config (StrictDataclassClassValidationError: Class "
-            "validation error for validator 'validate_layer_type': ValueError: The `layer_types` entries must be "
-            f"in transformers' allowed layer types, which lack {INDEXED_TYPE} on vLLM {rules.version})",
-        )
+    if extra.indexed and refuses_indexed(rules):
+        raise InputError(model.source, "layer_types", indexed_refusal(rules.version))
     return model
+
+
+def refuses_indexed(rules: VersionRules) -> bool:
+    """Whether ``rules``' release refuses a ``layer_types`` naming :data:`INDEXED_TYPE` when the
+    config is read: its transformers' ``validate_layer_type`` does not take the name (0.31.0,
+    transformers 5.17), where 0.29.0 / 0.30.0 take it (as a dense layer, switch
+    ``hy_v4_dense_layers``) and 0.32.0+ as a sparse one (switch ``hy_v4_indexed_layer_type``)."""
+    return not rules.hy_v4_dense_layers and not rules.hy_v4_indexed_layer_type
+
+
+def indexed_refusal(version: str) -> str:
+    """vLLM ``version``'s refusal of a ``layer_types`` naming :data:`INDEXED_TYPE` (:func:`refuses_indexed`)."""
+    return (
+        f"{INDEXED_TYPE}: vLLM {version} refuses the config (StrictDataclassClassValidationError: Class "
+        "validation error for validator 'validate_layer_type': ValueError: The `layer_types` entries must be "
+        f"in transformers' allowed layer types, which lack {INDEXED_TYPE} on vLLM {version})"
+    )
 
 
 def reading(model: ModelGeometry, version: str) -> ModelGeometry:

@@ -1161,12 +1161,9 @@ def checkpoint_rank_weights(
 #: (LongCat-Flash on 0.31.0, 56 layers built from the 2-layer tiny config, is read as that release
 #: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``; the timm wrappers are
 #: recorded in each release's ``-mm`` boot environment.) Kimi-K3 (0.27.1-0.33.0) is recorded on every
-#: release that serves it. HY V4's KV cache is planned on 0.29.0-0.33.0, its weights recorded on
-#: 0.29.0, 0.30.0 (every layer dense MLA), 0.32.0 and 0.33.0.
+#: release that serves it. HY V4's KV cache and weights are recorded on 0.29.0-0.33.0 (0.29.0 /
+#: 0.30.0: every layer dense MLA).
 RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "HYV4ForCausalLM": {
-        "0.31.0": "HYV4MLAAttention builds the indexer's k_norm in the model dtype, not float32; not recorded",
-    },
     "Glm5NextForCausalLM": {
         v: "its own Glm5NextTextConfig leaves layer_types unset, so every layer is built MLA (no KDA layer); "
         "not recorded"
@@ -1177,11 +1174,12 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
 #: every modelled architecture: ``recorded-<release>-sweep.json``; 0.27.1 / 0.28.0 by
-#: ``recorded-<release>.json``); 0.29.0 is not checked
-TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: ``recorded-<release>.json``; 0.29.0 by ``recorded-0.29.0-backend.json``, every flag set of the
+#: backend's architectures' tiny configs)
+TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
-#: class of its own (``compose.backend_served``)
-TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: class of its own (``compose.on_backend``, ``compose.backend_layout``)
+TRANSFORMERS_BACKEND_SWEPT = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: architectures whose family sizes the Transformers backend of a release beyond those, as that
 #: release builds it (recorded: HunYuan-VL on 0.29.0, ``recorded-0.29.0-hunyuan-vl.json``)
 TRANSFORMERS_BACKEND_OWN: dict[str, tuple[str, ...]] = {"HunYuanVLForConditionalGeneration": ("0.29.0",)}

@@ -230,13 +230,13 @@ def built_as(
     whose falsehood removes some (each refused by name); ``extra``: what the family adds to that
     layout on the rank, ``(config, rank, bytes per element)``; ``backend``: the transformers
     class's layout, walked by :func:`decoder` on a release that serves the architecture through
-    its Transformers modeling backend (:func:`backend_served`).
+    its Transformers modeling backend (:func:`on_backend`).
 
     :raises InputError: a ``refused`` field true or a ``required`` one false (named)."""
     own = decoder(backend, prepare, refused) if backend is not None else None
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-        if own is not None and backend_served(_arch(config), par.vllm_version):
+        if own is not None and on_backend(_arch(config), par.vllm_version):
             return own.walk(config, par, args)
         config_only(config, args)
         if prepare is not None:
@@ -416,8 +416,13 @@ class Layout:
     ``[E]`` (``score_bias``) is a buffer, not a parameter (transformers' routers, e.g. Kolibri-1's);
     ``attention_replicated``: every projection of the attention whole on each TP rank
     (``ReplicatedLinear``: the Transformers backend's unfused attention of a model without a TP
-    plan, HunYuan-VL's on 0.29 / 0.30); ``qk_norm_bias``: ``head`` QK-norms that are LayerNorms
-    with a bias (two more ``[head_dim]``: Bailing-MoE's without ``use_rmsnorm``).
+    plan, HunYuan-VL's on 0.29 / 0.30); ``backend_attention_whole``: the transformers class gives its
+    attention no TP plan, so the Transformers backend before 0.30 keeps its q/k/v/o projections whole
+    on every rank (:func:`backend_layout`: HunYuan V1's); ``kv_rows_split``: a fused ``qkv_proj``
+    whose key / value rows are split evenly over TP, replicating no KV head (the Transformers
+    backend of 0.30.0 where TP exceeds the KV heads, :func:`backend_layout`); ``qk_norm_bias``:
+    ``head`` QK-norms that are LayerNorms with a bias (two more ``[head_dim]``: Bailing-MoE's without
+    ``use_rmsnorm``).
     """
 
     qkv: str = "fused"
@@ -456,6 +461,8 @@ class Layout:
     rope_bytes: int | None = None
     score_bias_buffer: bool = False
     attention_replicated: bool = False
+    backend_attention_whole: bool = False
+    kv_rows_split: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -469,18 +476,47 @@ def backend_served(architecture: str, version: str) -> bool:
     rules = rules_for(version)
     if not rules.transformers_backend_vllm_attention:
         return False
+    return on_backend(architecture, version)
+
+
+def on_backend(architecture: str, version: str) -> bool:
+    """Whether release ``version``'s ``registry.py`` maps ``architecture`` to its Transformers
+    modeling backend (``transformers/``), on any release (:func:`backend_layout` builds the
+    release's layout)."""
     return str(release_registry_file(architecture, version) or "").startswith("transformers")
 
 
 def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> Layout:
-    """``layout`` as the Transformers modeling backend of 0.30+ builds it: one ``qkv_proj``
-    (``QKVParallelLinear``; biased projections stay three before 0.33, switch
-    ``transformers_backend_fuses_biased_qkv``), vLLM's ``Attention`` with its scale buffers per
-    layer, transformers' rotary buffers (``inv_freq`` / ``original_inv_freq`` float32
-    ``[rotary_dim / 2]``, no vLLM table), a ``ParallelLMHead`` without bias."""
-    biased = _flag(config, layout.qkv_bias)
+    """``layout`` as the Transformers modeling backend of release ``version`` builds it:
+    transformers' rotary buffers (``inv_freq`` / ``original_inv_freq`` float32 ``[rotary_dim / 2]``,
+    no vLLM table) and a ``ParallelLMHead`` without bias; on 0.30+ (switch
+    ``transformers_backend_vllm_attention``) one ``qkv_proj`` (``QKVParallelLinear``; biased
+    projections stay three before 0.31, switch ``transformers_backend_fuses_biased_qkv``) and vLLM's
+    ``Attention`` with its scale buffers per layer; before, transformers' attention modules with
+    vLLM's linear layers swapped in: ``q_proj`` / ``k_proj`` / ``v_proj`` three allocations, no
+    scale buffers (0.27.1-0.29.0; recorded on 0.28.0 and 0.29.0). On every release the embedding on
+    the first stage only and the final norm and head on the last; on 0.28.0-0.30.0 (switch
+    ``backend_text_attention_whole``) an attention the class's TP plan leaves out
+    (``backend_attention_whole``) whole on every rank, and on 0.30.0 a fused ``qkv_proj``'s key /
+    value rows split over a TP above the KV heads (``kv_rows_split``); 0.31+ replicate KV heads as
+    vLLM's own classes do (recorded on 0.29.0-0.33.0, every flag set)."""
     rules = rules_for(version)
-    fused = not biased or rules.transformers_backend_fuses_biased_qkv
+    # 0.28.0-0.30.0 (switch backend_text_attention_whole) keep an attention without a TP plan whole;
+    # 0.31+ fuse it into a split QKVParallelLinear of the heads (recorded on 0.29.0-0.33.0)
+    whole = layout.backend_attention_whole and rules.backend_text_attention_whole
+    if not rules.transformers_backend_vllm_attention:
+        return replace(
+            layout,
+            qkv="separate",
+            rope="hf",
+            attention_scales=False,
+            rope_tables=None,
+            head_bias=False,
+            every_stage=False,
+            attention_replicated=whole,
+        )
+    biased = _flag(config, layout.qkv_bias)
+    fused = not (biased or whole) or rules.transformers_backend_fuses_biased_qkv
     return replace(
         layout,
         qkv="fused" if fused else "separate",
@@ -488,6 +524,9 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
         attention_scales=True,
         rope_tables=None,
         head_bias=False,
+        every_stage=False,
+        attention_replicated=whole,
+        kv_rows_split=rules.backend_text_attention_whole,
     )
 
 
@@ -502,7 +541,7 @@ def decoder(
     """A decoder-only family of :class:`Layout` (one rank of one pipeline stage), unquantized and
     from the config only. ``refused``: config fields whose truth adds what the layout lacks.
     On a release that serves the architecture through its Transformers modeling backend
-    (:func:`backend_served`): :func:`backend_layout` of ``backend`` (``layout`` when not given),
+    (:func:`on_backend`): :func:`backend_layout` of ``backend`` (``layout`` when not given),
     the config read by ``backend_prepare`` (transformers' config class) when given.
 
     :raises InputError: a quantization method, checkpoint headers, a ``refused`` field, heads or
@@ -516,11 +555,12 @@ def decoder(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
         lay, prep = layout, prepare
-        if backend_served(arch, par.vllm_version):
+        served = on_backend(arch, par.vllm_version)
+        if served:
             prep = backend_prepare or prepare
         if prep is not None:
             config = prep(config)
-        if backend_served(arch, par.vllm_version):
+        if served:
             lay = backend_layout(backend or layout, config, par.vllm_version)
         for key in refused:
             if config.get(key):
@@ -572,7 +612,12 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     for li in layers:
         for _ in range(lay.norms * (2 if lay.norm_bias else 1)):
             w.own("norm", h * ab)
-        if lay.qkv == "fused":
+        if lay.qkv == "fused" and lay.kv_rows_split and not lay.attention_replicated:
+            kv_rows = W._divide(nkv * hd, tp, "the key/value projection rows")
+            w.own("attention", (nq_r * hd + 2 * kv_rows) * h * ab)
+            if _flag(config, lay.qkv_bias):
+                w.own("bias", (nq_r * hd + 2 * kv_rows) * ab)
+        elif lay.qkv == "fused":
             w.own("attention", sum(qkv) * h * ab)
             if _flag(config, lay.qkv_bias):
                 w.own("bias", sum(qkv) * ab)

@@ -23,8 +23,7 @@ One rank holds:
 The text attention by release (:func:`text_layout`): one ``QKVParallelLinear`` and a row-split
 ``o_proj`` on 0.27.1 and 0.31+; ``q_proj`` / ``k_proj`` / ``v_proj`` / ``o_proj`` whole on every
 rank on 0.28.0-0.30.0 (``backend_text_attention_whole``); vLLM's ``Attention`` scale buffers on
-0.30+. 0.29.0 is refused as for every architecture the backend serves
-(``weights.TRANSFORMERS_BACKEND_CHECKED``; its records match 0.28.0's layout).
+0.30+. 0.29.0 builds 0.28.0's layout (recorded: ``recorded-0.29.0-emu3.json``).
 
 Refused by name: a quantized checkpoint, checkpoint headers (not mapped), ``attention_bias`` /
 ``mlp_bias``, GroupNorm widths that 32 does not divide (torch's ``GroupNorm`` refuses them), a

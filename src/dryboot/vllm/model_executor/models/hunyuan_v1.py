@@ -51,6 +51,10 @@ def _shared(config: Mapping[str, Any]) -> int:
 
 FAMILIES: dict[str, Family] = {
     "HunYuanMoEV1ForCausalLM": decoder(
-        Layout(qk_norm="head", tied=True, moe=_every_layer, shared=_shared), _prepare, refused=("attention_bias",)
+        # backend_attention_whole: transformers' HunYuanMoEV1 gives its attention no TP plan (0.29.0's
+        # Transformers backend keeps it whole on every rank, recorded)
+        Layout(qk_norm="head", tied=True, moe=_every_layer, shared=_shared, backend_attention_whole=True),
+        _prepare,
+        refused=("attention_bias",),
     ),
 }

@@ -1,10 +1,14 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.29.0, 0.30.0, 0.32.0, 0.33.0:
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.29.0-0.33.0:
 ``vllm/models/hy_v4/nvidia/model.py``, config class ``HYV4Config``,
 ``transformers_utils/configs/hy_v4.py``): its layers sparse (DSA) where ``layer_types`` names a
 sparse type, dense MLA where it says ``full_attention`` or is left out (``HYV4MLAAttention``'s
 ``requested_sparse``); on 0.29.0 / 0.30.0 every layer dense MLA whatever ``layer_types`` says
 (their transformers renames the sparse layer type: switch ``hy_v4_dense_layers``, the KV cache's
-reading in ``models/hy_v4.py``), so no indexer and every sink bfloat16.
+reading in ``models/hy_v4.py``), so no indexer and every sink bfloat16. 0.31.0 builds 0.32.0's
+weights (its indexer ``k_norm`` is vLLM's ``LayerNorm`` with no dtype argument, float32 on that
+release as the ``dtype=torch.float32`` of 0.32+ makes it), but its transformers (5.17) refuses a
+``layer_types`` naming ``indexed_attention`` when the config is read (``models/hy_v4.py``
+``refuses_indexed``; 0.29.0 / 0.30.0 take it as a dense layer, 0.32+ as a sparse one).
 
 Per layer: ``input_layernorm`` and ``post_attention_layernorm`` ``[H]``; the gated MLA
 (``attention.py`` ``HYV4MLAAttention``): ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]``
@@ -31,8 +35,8 @@ last.
 
 Refused by name: layer types other than ``full_attention`` and the sparse ones, rope types other
 than ``default``, a tied head, quantized checkpoints and checkpoint headers, the sink on a GPU or
-KV dtype not recorded, other releases (0.31.0: its indexer's ``k_norm`` in the model dtype, not
-recorded). The optional ``hpc`` package (its rope-norm module keeps a float32 table; absent from
+KV dtype not recorded, ``indexed_attention`` on 0.31.0 (as vLLM refuses it), releases before
+0.29.0 (not in their registry). The optional ``hpc`` package (its rope-norm module keeps a float32 table; absent from
 the vLLM wheel) is assumed absent, as in the oracle."""
 
 from __future__ import annotations
@@ -46,10 +50,13 @@ from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquant
 from dryboot.vllm.models.hy_v4 import DEFAULTS as GEOMETRY_DEFAULTS
 from dryboot.vllm.models.hy_v4 import (
     DENSE_TYPE,
+    INDEXED_TYPE,
     SINK_BACKEND_KV_DTYPES,
     SINK_BACKEND_MAJORS,
     SPARSE_TYPES,
     default_indexer_types,
+    indexed_refusal,
+    refuses_indexed,
 )
 from dryboot.vllm.versions import rules_for
 
@@ -68,8 +75,8 @@ DEFAULTS: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 #: the releases whose ``models/hy_v4`` this module sizes (recorded; 0.29.0 / 0.30.0 build every layer
-#: dense MLA: switch ``hy_v4_dense_layers``)
-RELEASES = ("0.29.0", "0.30.0", "0.32.0", "0.33.0")
+#: dense MLA: switch ``hy_v4_dense_layers``; 0.31.0 refuses ``indexed_attention``: ``refuses_indexed``)
+RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _layer_kinds(
@@ -191,10 +198,13 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError(
             "--vllm",
             None,
-            f"HY V4's weights are recorded on vLLM {', '.join(RELEASES)} only (vLLM {par.vllm_version} builds "
-            "the indexer's k_norm in the model dtype, not float32: not recorded)",
+            f"HY V4's weights are recorded on vLLM {RELEASES[0]}-{RELEASES[-1]} only (vLLM {par.vllm_version}: "
+            "not recorded)",
         )
     c, ab = unquantized(config, args, DEFAULTS, untied="HY V4")
+    layer_types = c.get("layer_types")
+    if isinstance(layer_types, list) and INDEXED_TYPE in layer_types and refuses_indexed(rules):
+        raise InputError("config.json", "layer_types", indexed_refusal(rules.version))
     rope = c.get("rope_parameters") or {}
     if not isinstance(rope, Mapping) or rope.get("rope_type", "default") != "default":
         raise InputError("config.json", "rope_parameters", "HY V4 with a rope type other than default is not modelled")

@@ -78,7 +78,8 @@ FAMILIES: dict[str, Family] = {
         "Qwen3ForCausalLM",
         refused=(*_BIASES, "attention_bias"),
         required=("use_qk_norm",),
-        backend=Layout(qk_norm="head"),
+        # transformers' HunYuanDenseV1 gives its attention no TP plan (whole on 0.29.0's backend)
+        backend=Layout(qk_norm="head", backend_attention_whole=True),
     ),
     "GraniteMoeForCausalLM": built_as("MixtralForCausalLM", refused=("attention_bias",)),
     "GraniteMoeSharedForCausalLM": built_as(

@@ -4,9 +4,10 @@
 modules with vLLM's parallel linear layers swapped in, so ``q_proj`` / ``k_proj`` / ``v_proj``
 stay three allocations and ``gate_up_proj`` is fused; the rotary embedding is transformers' own
 (float32 ``inv_freq`` and ``original_inv_freq`` ``[rotary_dim / 2]``, no table); vLLM's attention
-layers hold no scale buffers of the model's. That is 0.27.1-0.29.0's backend; 0.30+'s fuses q/k/v
-and builds vLLM's ``Attention`` with its scale buffers (:func:`.compose.backend_layout`, applied by
-:func:`.compose.decoder`). Per architecture:
+layers hold no scale buffers of the model's. That is 0.27.1-0.29.0's backend (recorded on 0.28.0
+and 0.29.0); 0.30+'s fuses q/k/v and builds vLLM's ``Attention`` with its scale buffers
+(:func:`.compose.backend_layout`, applied by :func:`.compose.decoder`, which also gives the
+architectures 0.29+ move onto the backend their backend layout). Per architecture:
 
 * OLMo: non-parametric LayerNorms (no norm weights at all);
 * OLMo-2: ``post_attention_layernorm`` / ``post_feedforward_layernorm``, q/k norms over the whole
