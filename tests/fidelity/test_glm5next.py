@@ -119,7 +119,7 @@ def test_every_layer_indexed_on_0_30_and_0_31() -> None:
 @pytest.mark.parametrize("version", ["0.30.0", "0.31.0"])
 def test_defaults_are_dense_mla_on_0_30_and_0_31(version: str) -> None:
     """``defaults`` leaves ``index_topk`` to 0.30.0 / 0.31.0's config class (``None``): 45 dense MLA layers on
-    FLASH_ATTN_MLA, no indexer or tail ring; the 64-head KDA state (4,325,376 bytes at TP 1: 64 x 128 x 128
+    FLASH_ATTN_MLA, no indexer or tail ring; the 64-head KDA state (4,341,760 bytes at TP 1: 64 x 128 x 128
     float32 and the three convs' 3 x 64 x 128 x 3 bfloat16) sizes the block to 128 x cdiv(state, 128 x 1,024)
     = 4,352 tokens (1,152 at TP 4), the 128 tokens the hybrid MLA alignment and the default kpool of 4's
     4 x 32 agree on: 8 GiB / (45 x 4,352 x 1,024 bytes) = 42 blocks (recorded)."""
