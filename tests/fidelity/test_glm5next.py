@@ -133,6 +133,22 @@ def test_defaults_are_dense_mla_on_0_30_and_0_31(version: str) -> None:
     assert (8 << 30) // (45 * 4352 * 1024) == v["num_blocks"] == 42
 
 
+DENSE = [(v, cid) for v in C.DENSE_RELEASES for cid in C.DENSE_CASES]
+
+
+@pytest.mark.parametrize(("version", "cid"), DENSE)
+def test_dense_defaults_agree_under_more_flags(tmp_path: Path, version: str, cid: str) -> None:
+    """The dense MLA reading of ``defaults`` on 0.30.0 / 0.31.0 under PP 2, TP 2 x PP 2 and without prefix
+    caching (``data/glm5next/dense-<release>.json``): each stage sizes its own pool (23 layers on stage 0:
+    83 blocks of 4,352 tokens at PP 2)."""
+    assert list(C.dense_recorded(version)) == list(C.DENSE_CASES)
+    name, argv, _ = C.DENSE_CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    d = H.run_dryboot(H.Case(cid, "glm5next", model, argv), version)
+    verdict = H.compare(C.dense_recorded(version)[cid]["vllm"], d)
+    assert verdict["agree"], (verdict["diffs"], d.get("error"))
+
+
 @pytest.mark.parametrize(("version", "cid"), ALL_INDEXED)
 def test_dryboot_agrees_with_0_30s_and_0_31s_engine_start(tmp_path: Path, version: str, cid: str) -> None:
     """Every recorded case of 0.30.0 and 0.31.0 agrees (served or refused alike), but
