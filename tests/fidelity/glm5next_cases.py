@@ -112,6 +112,29 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
 }
 
 
+DEFAULTS_ARGV = ["--kv-cache-memory-bytes", "8G", "--max-model-len", "65536"]
+#: vLLM 0.30.0 / 0.31.0's dense MLA reading of ``defaults`` (``index_topk`` left to their config class,
+#: ``None``) under more flags than ``defaults`` / ``defaults-tp4`` (default GPU), recorded on those releases
+#: alone into ``data/glm5next/dense-<release>.json`` (``RECORD_GLM5NEXT_DENSE=1 record_glm5next.py``)
+DENSE_CASES: dict[str, tuple[str, list[str], str | None]] = {
+    "defaults-pp2": ("defaults", [*DEFAULTS_ARGV, "--pipeline-parallel-size", "2"], None),
+    "defaults-tp2-pp2": ("defaults", [*DEFAULTS_ARGV, "-tp", "2", "--pipeline-parallel-size", "2"], None),
+    "defaults-no-prefix": ("defaults", [*DEFAULTS_ARGV, "--no-enable-prefix-caching"], None),
+}
+DENSE_RELEASES = ("0.30.0", "0.31.0")
+
+
+def dense_record_path(version: str) -> Path:
+    return DATA / f"dense-{version}.json"
+
+
+def dense_recorded(version: str) -> dict[str, dict[str, Any]]:
+    doc: dict[str, Any] = json.loads(dense_record_path(version).read_text())
+    assert doc["vllm"] == version
+    cases: dict[str, dict[str, Any]] = doc["cases"]
+    return cases
+
+
 def config(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((CONFIGS / f"{name}.json").read_text())
     return data

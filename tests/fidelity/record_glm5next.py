@@ -5,7 +5,9 @@
 Writes each config into a model directory, runs ``src/dryboot/boot/engine_start.py`` (as its
 default H200, or as a case's GPU through ``tests/data/gpus/run_oracle_as.py``) over the release's
 cases (``cases_for``) and writes ``data/glm5next/vllm-<release>.json`` (other cases' answers kept
-when only some are named; ``RECORD_OUT`` writes elsewhere). Nothing recorded comes from dryboot.
+when only some are named; ``RECORD_OUT`` writes elsewhere; ``RECORD_GLM5NEXT_DENSE=1``: the dense MLA cases
+``DENSE_CASES`` of 0.30.0 / 0.31.0 into ``data/glm5next/dense-<release>.json``). Nothing recorded comes from
+dryboot.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ def main() -> int:
     if version not in (*C.EARLIER, C.VERSION):
         print(f"these cases are recorded on vLLM {', '.join((*C.EARLIER, C.VERSION))} only", file=sys.stderr)
         return 1
-    every = C.cases_for(version)
+    dense = bool(os.environ.get("RECORD_GLM5NEXT_DENSE"))
+    if dense and version not in C.DENSE_RELEASES:
+        print(f"the dense cases are recorded on vLLM {', '.join(C.DENSE_RELEASES)} only", file=sys.stderr)
+        return 1
+    every = C.DENSE_CASES if dense else C.cases_for(version)
     cases = {k: v for k, v in every.items() if not only or k in only}
     res: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -51,7 +57,7 @@ def main() -> int:
             res.update(H.OracleRunner(python, jobs=1, oracle_argv=oracle).run(inputs))
     if H.crashed_cases(res):
         return 1
-    record = C.record_path(version)
+    record = C.dense_record_path(version) if dense else C.record_path(version)
     path = Path(os.environ.get("RECORD_OUT") or record)
     doc: dict[str, Any] = json.loads(record.read_text()) if record.exists() else {"vllm": version, "cases": {}}
     for cid, (name, argv, gpu) in cases.items():

@@ -94,10 +94,9 @@ def test_dryboot_agrees_with_0_32s_engine_start(tmp_path: Path, cid: str) -> Non
     assert verdict["agree"], verdict["diffs"]
 
 
-#: the cases dryboot refuses by name on 0.30.0 / 0.31.0 where vLLM serves them: ``defaults`` leaves
-#: ``index_topk``, ``index_kpool`` and ``index_head_dim`` to that release's config class (no indexer: dense
-#: MLA, ``index_kpool`` 4), not verified
-REFUSED_BY_NAME = {"defaults": "left to that release's config class defaults", "defaults-tp4": "config class defaults"}
+#: the cases dryboot refuses by name on 0.30.0 / 0.31.0 where vLLM serves them (none: ``defaults``, which
+#: leaves ``index_topk`` to those releases' config class, is planned as their dense MLA)
+REFUSED_BY_NAME: dict[str, str] = {}
 ALL_INDEXED = [(v, cid) for v in ("0.30.0", "0.31.0") for cid in C.cases_for(v)]
 
 
@@ -115,6 +114,39 @@ def test_every_layer_indexed_on_0_30_and_0_31() -> None:
         assert "model.layers.0.self_attn.indexer.tail_cache" in v["group_layers"][0]
         assert not any("DeepGEMM" in str(r["vllm"].get("error")) for r in rec.values())
         assert (4 << 30) // (4 * (512 // 16 * 132 + 512 * 2 * 128 * 2 + 512 * 1024)) == v["num_blocks"] == 1358
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.31.0"])
+def test_defaults_are_dense_mla_on_0_30_and_0_31(version: str) -> None:
+    """``defaults`` leaves ``index_topk`` to 0.30.0 / 0.31.0's config class (``None``): 45 dense MLA layers on
+    FLASH_ATTN_MLA, no indexer or tail ring; the 64-head KDA state (4,341,760 bytes at TP 1: 64 x 128 x 128
+    float32 and the three convs' 3 x 64 x 128 x 3 bfloat16) sizes the block to 128 x cdiv(state, 128 x 1,024)
+    = 4,352 tokens (1,152 at TP 4), the 128 tokens the hybrid MLA alignment and the default kpool of 4's
+    4 x 32 agree on: 8 GiB / (45 x 4,352 x 1,024 bytes) = 42 blocks (recorded)."""
+    rec = C.recorded(version)
+    v, v4 = rec["defaults"]["vllm"], rec["defaults-tp4"]["vllm"]
+    assert v["groups"] == [["MLAAttention", 4352, 4352 * 1024, 45]]
+    assert v4["groups"] == [["MLAAttention", 1152, 1152 * 1024, 45]]
+    assert not any("indexer" in n for n in v["group_layers"][0])
+    state = 64 * 128 * 128 * 4 + 3 * 64 * 128 * 3 * 2
+    assert 128 * -(-state // (128 * 1024)) == 4352 and 128 * -(-(state // 4) // (128 * 1024)) == 1152
+    assert (8 << 30) // (45 * 4352 * 1024) == v["num_blocks"] == 42
+
+
+DENSE = [(v, cid) for v in C.DENSE_RELEASES for cid in C.DENSE_CASES]
+
+
+@pytest.mark.parametrize(("version", "cid"), DENSE)
+def test_dense_defaults_agree_under_more_flags(tmp_path: Path, version: str, cid: str) -> None:
+    """The dense MLA reading of ``defaults`` on 0.30.0 / 0.31.0 under PP 2, TP 2 x PP 2 and without prefix
+    caching (``data/glm5next/dense-<release>.json``): each stage sizes its own pool (23 layers on stage 0:
+    83 blocks of 4,352 tokens at PP 2)."""
+    assert list(C.dense_recorded(version)) == list(C.DENSE_CASES)
+    name, argv, _ = C.DENSE_CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    d = H.run_dryboot(H.Case(cid, "glm5next", model, argv), version)
+    verdict = H.compare(C.dense_recorded(version)[cid]["vllm"], d)
+    assert verdict["agree"], (verdict["diffs"], d.get("error"))
 
 
 @pytest.mark.parametrize(("version", "cid"), ALL_INDEXED)

@@ -46,8 +46,9 @@ no published config.json of GLM-5.3-Flash was found.
   key cache, its tail ring (a ``KpoolTailSpec`` sliding window, allocated as full attention: the pages
   cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`); the
   kpool must divide the block the layers are built at (16 by default). Planned on an H200 (recorded on
-  its default GPU only); a config that sets ``layer_types`` or leaves the indexer keys to those
-  releases' defaults is refused by name.
+  its default GPU only); a config that sets ``layer_types``, or leaves ``index_kpool`` / ``index_head_dim``
+  alone to those releases' defaults, is refused by name. One that leaves ``index_topk`` to them (``None``)
+  is dense MLA there (:func:`_dense`: no indexer, vLLM's dense MLA backend), planned under default flags.
 
 Not verified, refused by name: drafting other than n-gram and the hidden-state cache (the MTP module
 among them), decode context parallelism, ``--prefix-match-unit``, a named backend other than
@@ -89,6 +90,11 @@ ALL_INDEXED_RELEASES = frozenset({"0.30.0", "0.31.0"})
 #: the keys vLLM 0.30.0 / 0.31.0's config class defaults otherwise than transformers' (``index_topk`` and
 #: ``index_head_dim`` ``None``: no indexer; ``index_kpool`` 4): a config that leaves one out is not verified there
 ALL_INDEXED_KEYS = ("index_topk", "index_kpool", "index_head_dim")
+#: ``index_kpool`` as vLLM 0.30.0 / 0.31.0's config class defaults it
+DENSE_DEFAULT_KPOOL = 4
+#: the largest ``index_kpool`` whose block alignment (``index_kpool x 32``) divides the 128 tokens a hybrid
+#: MLA model's block is aligned to anyway: dense MLA (no ``index_topk``) is modelled up to it
+DENSE_KPOOL_MAX = 4
 #: the ``layer_types`` entries vLLM 0.31.0's transformers (5.24) takes (``configuration_utils.py``
 #: ``ALLOWED_LAYER_TYPES``, checked by ``PreTrainedConfig.validate_layer_type``): ``indexed_attention`` is not one
 TRANSFORMERS_LAYER_TYPES = (
@@ -343,6 +349,9 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             "refuses 'indexed_attention' in validate_layer_type)",
         )
     missing = [k for k in ALL_INDEXED_KEYS if k not in caches.given]
+    n = len(model.layer_kinds)
+    if "index_topk" in missing:
+        return _dense(model, caches, version)
     if missing:
         raise InputError(
             model.source,
@@ -357,11 +366,35 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             "index_kpool",
             f"{arch} on vLLM {version}: index_kpool {kpool} (not a power of two) is not verified there",
         )
-    n = len(model.layer_kinds)
     return model.evolve(
         layer_kinds=(LayerKind.MLA,) * n,
         layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
         family_extra=replace(caches, all_indexed=True),
+    )
+
+
+def _dense(model: ModelGeometry, caches: Glm5NextCaches, version: str) -> ModelGeometry:
+    """vLLM 0.30.0 / 0.31.0's reading of a config without ``index_topk``: their config class leaves it
+    ``None`` (``is_v32`` false), so every layer is dense MLA (``model.layers.i.self_attn.attn``, no indexer,
+    no tail ring: the dense MLA backend vLLM selects), its ``index_kpool`` (default 4) still rounding the
+    hybrid block to ``index_kpool x 32`` (``CudaPlatform._get_indexer_block_alignment``), which the MLA
+    models' 128-token alignment already covers up to a kpool of :data:`DENSE_KPOOL_MAX`.
+
+    :raises InputError: a larger ``index_kpool`` (not verified)."""
+    kpool = caches.kpool if "index_kpool" in caches.given else DENSE_DEFAULT_KPOOL
+    if kpool > DENSE_KPOOL_MAX:
+        raise InputError(
+            model.source,
+            "index_kpool",
+            f"{model.architecture} on vLLM {version}: dense MLA (index_topk left to that release's default, None) "
+            f"with index_kpool {kpool} is not verified (its block alignment beyond 128 tokens)",
+        )
+    n = len(model.layer_kinds)
+    return model.evolve(
+        layer_kinds=(LayerKind.MLA,) * n,
+        layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
+        indexer_head_size=None,
+        family_extra=replace(caches, kpool=kpool, indexed=False, all_indexed=True),
     )
 
 
@@ -453,6 +486,9 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
     arch = model.architecture
     capability = tuple(args.device.capability)
     dtype = args.kv_cache_dtype or "auto"
+    if is_dense(model):
+        _check_dense(model, args)
+        return
     if dtype.startswith("nvfp4") and not dtype.endswith("_ds_mla"):
         # VllmConfig.validate_nvfp4_kv_cache_with_mla, a config-stage refusal (recorded)
         raise InputError(
@@ -505,6 +541,36 @@ def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
             model_dtype,
             f"{arch}: a {model_dtype} model on SM {capability[0]}.{capability[1]} is not verified (not modelled)",
         )
+
+
+def is_dense(model: ModelGeometry) -> bool:
+    """Every layer dense MLA, no indexer (vLLM 0.30.0 / 0.31.0 on a config without ``index_topk``: :func:`_dense`)."""
+    caches = extra_of(model, Glm5NextCaches)
+    return caches is not None and not caches.indexed
+
+
+def _check_dense(model: ModelGeometry, args: EngineArgs) -> None:
+    """The flags dense MLA was recorded under on vLLM 0.30.0 / 0.31.0: an H200 (SM 9.x), a bfloat16 model and
+    cache, vLLM's own backend and block (recorded at TP 1 and 4).
+
+    :raises InputError: anything else (not verified)."""
+    arch, version = model.architecture, args.vllm_version
+    capability = tuple(args.device.capability)
+    for flag, value, bad in (
+        ("--gpu", args.device.name, capability[0] != 9),
+        ("--kv-cache-dtype", str(args.kv_cache_dtype), (args.kv_cache_dtype or "auto") not in ("auto", "bfloat16")),
+        ("--dtype", model_dtype_of(model, args), model_dtype_of(model, args) != "bfloat16"),
+        ("--attention-backend", str(args.attention_backend), args.attention_backend is not None),
+        ("--block-size", str(args.block_size), args.block_size is not None),
+        ("--speculative-config", str(args.speculative_method), args.speculative_method is not None),
+    ):
+        if bad:
+            raise InputError(
+                flag,
+                value,
+                f"{arch} on vLLM {version} as dense MLA (index_topk left to that release's default, None): this "
+                "flag is not verified there (recorded: an H200, bfloat16, vLLM's own backend and block)",
+            )
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
@@ -582,7 +648,10 @@ def handed_backend(model: ModelGeometry, args: EngineArgs, requested: str | None
     """The MLA layers' sparse backend on the GPU planned (vLLM 0.33.0's CUDA priorities for a
     512-wide NoPE latent): SM 9.x ``FLASHINFER_MLA_SPARSE_SM90`` (``FLASH_ATTN_MLA_SPARSE`` for a float16
     model), SM 10.x ``FLASHINFER_MLA_SPARSE``;
-    ``None`` elsewhere (:func:`check_backend` refuses those GPUs first)."""
+    ``None`` elsewhere (:func:`check_backend` refuses those GPUs first) and for dense MLA (:func:`is_dense`:
+    vLLM's own dense MLA selection)."""
+    if is_dense(model):
+        return None
     major = args.device.capability[0]
     if major == 9 and model_dtype_of(model, args) == "float16":
         return FLASH_ATTN_MLA_SPARSE  # FLASHINFER_MLA_SPARSE_SM90 takes bfloat16 models only
@@ -594,8 +663,10 @@ def handed_on_every_gpu(model: ModelGeometry) -> bool:
     return True
 
 
-def backend_assumption(model: ModelGeometry) -> str:
-    """What the plan assumes of the MLA layers' backend."""
+def backend_assumption(model: ModelGeometry) -> str | None:
+    """What the plan assumes of the MLA layers' backend (``None``: dense MLA, vLLM's selection)."""
+    if is_dense(model):
+        return None
     return (
         "vLLM 0.33.0's first sparse MLA backend for a 512-wide NoPE latent: FLASHINFER_MLA_SPARSE_SM90 on SM 9.x "
         "(FlashInfer >= 0.6.18, as the CUDA wheel ships; FLASH_ATTN_MLA_SPARSE for a float16 model), "
@@ -606,7 +677,9 @@ def backend_assumption(model: ModelGeometry) -> str:
 def block_backends(model: ModelGeometry, args: EngineArgs, backend: AttentionBackend) -> list[AttentionBackend]:
     """The attention backends the block is chosen over, in the order their layers are built
     (``Platform._find_non_ssm_backends``): the indexer key cache's, the tail ring's, the MLA
-    layers' ``backend``."""
+    layers' ``backend``; none for dense MLA (:func:`is_dense`: the planner's own choice over ``backend``)."""
+    if is_dense(model):
+        return []
     return [indexer_backend(model, args.device.capability[0]), KPOOL_TAIL, backend]
 
 
@@ -628,7 +701,7 @@ def grouped_side_caches(
     :raises InputError: a block the indexer cache refuses (not a multiple of ``index_kpool x 32``:
         vLLM's AssertionError, in its words)."""
     caches = extra_of(model, Glm5NextCaches)
-    if caches is None or not caches.all_indexed:
+    if caches is None or not caches.all_indexed or not caches.indexed:
         return dict(layers)
     kpool = caches.kpool
     out: dict[str, LayerSpec] = {}

@@ -1,7 +1,8 @@
 """GLM-5.3-Flash's weights (``Glm5NextForCausalLM``, vLLM 0.32.0 / 0.33.0's ``vllm/models/glm5next/common``,
 ``model.py`` / ``kda.py`` / ``attention.py``, the same modules in both): the text model, unquantized, sized
-from the config (its wrapper ``Glm5NextForConditionalGeneration`` is refused by name: its Glm4v-style tower
-is not sized). Per decoder layer (``layer_types``: ``linear_attention`` a KDA layer, any other an MLA one;
+from the config, and on 0.33.0 its wrapper ``Glm5NextForConditionalGeneration`` (:func:`wrapper_walk`: this
+text model over ``text_config`` beside GLM-5.3's own vision tower, ``multimodal.py``, :func:`vision_tower`).
+Per decoder layer (``layer_types``: ``linear_attention`` a KDA layer, any other an MLA one;
 an unset list is transformers' default, every fourth layer MLA):
 
 * two RMSNorms ``[H]``; with ``mhc`` the hyper-connection mixers, float32: ``hc_attn_fn`` / ``hc_ffn_fn``
@@ -30,7 +31,10 @@ engine start (``data/weights/recorded-<release>-glm5next*.json``).
 
 Refused by name: a quantized checkpoint, other releases (0.30.0 / 0.31.0 build another model; not
 recorded), ``mhc`` unset (vLLM reads the attribute), q-LoRA unset, the fused shared experts (ROCm gfx950
-only), sequence parallelism (expert parallelism with TP and DP above 1), the wrapper.
+only), sequence parallelism (expert parallelism with TP and DP above 1); the wrapper on releases before
+0.33.0 (their registries lack it) and under ``--mm-encoder-tp-mode data`` (its tower whole on every rank: not
+sized). The wrapper is recorded in the ``0.33.0-mm`` boot environment: the tiny wrapper, the config classes'
+defaults and a stand-in (``data/weights/recorded-0.33.0-glm5next-mm*.json``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, towers_on_stage, unquantized, vision_language
+from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 ARCH = "Glm5NextForCausalLM"
 #: the releases whose ``vllm/models/glm5next/common`` builds the layers as sized here (recorded)
@@ -74,12 +79,22 @@ _WHY = (
     "vLLM {}'s vllm.models.glm5next is sized on 0.32.0 / 0.33.0 only (recorded); its KV cache is planned on "
     "0.30.0-0.33.0"
 )
-#: the wrapper: its Glm4v-style tower is not sized
-UNSIZED: dict[str, str] = {
-    "Glm5NextForConditionalGeneration": (
-        "vLLM 0.33.0's Glm5NextForConditionalGeneration's Glm4v-style vision tower (glm5next/common/multimodal.py) "
-        "is not sized; its text model, Glm5NextForCausalLM, is (0.32.0 / 0.33.0)"
-    ),
+WRAPPER = "Glm5NextForConditionalGeneration"
+#: the releases whose registry lists the wrapper (``glm5next/common/model.py``, its tower in ``multimodal.py``)
+WRAPPER_RELEASES = ("0.33.0",)
+#: transformers' ``Glm5NextVisionConfig`` defaults of the keys the tower reads (a config without
+#: ``vision_config`` gets them all: ``Glm5NextConfig.__post_init__``)
+VISION_DEFAULTS: dict[str, Any] = {
+    "depth": 24,
+    "hidden_size": 1024,
+    "num_heads": 16,
+    "in_channels": 3,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 1536,
+    "intermediate_size": 4096,
+    "projection_intermediate_size": 10240,
 }
 
 
@@ -197,4 +212,84 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     return w.result()
 
 
-FAMILIES: dict[str, Family] = {ARCH: Family(walk)}
+def vision_tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``Glm5NextVisionTransformer`` on one rank, in the model dtype, sharded by TP (``D`` the tower's
+    ``hidden_size``, ``O`` its ``out_hidden_size``, ``m`` ``spatial_merge_size``):
+
+    * the Conv3d patch embedding ``[D, C, T, P, P]`` + bias (no position embedding);
+    * per block two RMSNorms ``[D]``, RMS ``q_norm`` / ``k_norm`` ``[D / heads]``, ``attn.qkv``
+      ``[3 D / TP, D]`` + bias, ``attn.proj`` ``[D, D / TP]`` + bias, a gated MLP of the tower's
+      ``intermediate_size`` with biases;
+    * ``post_layernorm`` ``[D]``, the Conv2d ``downsample`` ``[O, D, m, m]`` + bias, the merger
+      (``proj`` ``[O / TP, O]``, a LayerNorm ``[O]`` with bias, a gated MLP of
+      ``projection_intermediate_size`` without biases);
+    * the rotary table ``[max_position_embeddings, D / heads / 2]`` (the *text* config's length:
+      1,048,576 by default).
+
+    :raises InputError: heads or widths TP does not divide."""
+    v = {**VISION_DEFAULTS, **v}
+    d, heads, o = W._int(v, "hidden_size"), W._int(v, "num_heads"), W._int(v, "out_hidden_size")
+    W._divide(heads, tp, "the vision tower's num_heads")
+    hd = d // heads
+    d_r, o_r = W._divide(d, tp, "the vision tower's width"), W._divide(o, tp, "out_hidden_size")
+    i_r = W._divide(W._int(v, "intermediate_size"), tp, "the vision intermediate_size")
+    pi_r = W._divide(W._int(v, "projection_intermediate_size"), tp, "projection_intermediate_size")
+    p, t, c, m = (W._int(v, k) for k in ("patch_size", "temporal_patch_size", "in_channels", "spatial_merge_size"))
+    block = [d, d, hd, hd, *linear(3 * d_r, d), *linear(d, d_r), *linear(2 * i_r, d), *linear(d, i_r)]
+    counts = [*linear(d, c * t * p * p), *block * W._int(v, "depth"), d, *linear(o, d * m * m)]
+    counts += [o_r * o, o, o, 2 * pi_r * o, o * pi_r]
+    positions = W._int({**DEFAULTS, "max_position_embeddings": 1048576, **text}, "max_position_embeddings")
+    return tensors("vision", counts, ab, buffers=[positions * (hd // 2) * ab])
+
+
+def _strict_limit(c: Mapping[str, Any], where: str) -> None:
+    """:raises InputError: ``swiglu_limit`` given as null (transformers' strict config classes type it
+    ``float``: vLLM's config parsing fails, recorded for the vision config)."""
+    if "swiglu_limit" in c and c["swiglu_limit"] is None:
+        raise InputError(
+            "config.json",
+            where,
+            "StrictDataclassFieldValidationError: Validation error for field 'swiglu_limit': TypeError: Field "
+            "'swiglu_limit' expected float, got NoneType (value: None)",
+        )
+
+
+def _vision_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The wrapper's ``vision_config`` (transformers' defaults where it has none or null).
+
+    :raises InputError: one that is not an object."""
+    vision = config.get("vision_config")
+    if vision is not None and not isinstance(vision, Mapping):
+        raise InputError("config.json", "vision_config", f"{WRAPPER}'s vision_config must be an object")
+    return vision if isinstance(vision, Mapping) else {}
+
+
+_WRAPPED = vision_language(Family(walk), vision_tower, tower_of=_vision_config)
+
+
+def wrapper_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """``Glm5NextForConditionalGeneration`` (vLLM 0.33.0) on one rank of one stage: :func:`walk` over
+    ``text_config`` and, on the first stage (0.33's runner), :func:`vision_tower` with the device-side image
+    normalization (``build_mm_input_norm``: float32 weight and bias ``[channels]`` where the checkpoint's
+    processor config normalizes, :class:`~W.WalkArgs` ``image_norm_channels``); ``--language-model-only``
+    (or every modality limited to 0) drops the tower.
+
+    :raises InputError: another release (its registry lacks the wrapper), what :func:`walk` and
+        :func:`vision_tower` refuse, a ``text_config`` that is not an object, a null ``swiglu_limit``
+        (transformers' strict config classes refuse it, :func:`_strict_limit`)."""
+    if par.vllm_version not in WRAPPER_RELEASES:
+        raise InputError("--vllm", None, f"vLLM {par.vllm_version}'s registry has no {WRAPPER}: sized on 0.33.0")
+    text = config.get("text_config", {})
+    if not isinstance(text, Mapping):
+        raise InputError("config.json", "text_config", f"{WRAPPER}'s text_config must be an object")
+    _strict_limit(text, "text_config.swiglu_limit")
+    _strict_limit(_vision_config(config), "vision_config.swiglu_limit")  # parsed with or without the tower
+    w = _WRAPPED.walk({**config, "text_config": text}, par, args)
+    if not args.no_tower and towers_on_stage(WRAPPER, par) and args.image_norm_channels:
+        for _ in range(2):
+            w.add("input norm", args.image_norm_channels * 4, buffer=True)
+        w.notes.append(f"{WRAPPER}'s tower: the device-side image normalization assumes --mm-device-do-normalize on")
+    return w
+
+
+FAMILIES: dict[str, Family] = {ARCH: Family(walk), WRAPPER: Family(wrapper_walk, ("image", "video"))}
