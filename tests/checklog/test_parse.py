@@ -101,6 +101,18 @@ def test_not_enough_memory_without_estimate_and_no_memory() -> None:
             Kind.AUTO_FIT,
             {"full": "262144", "full_gib": "96.96"},
         ),
+        # vLLM 0.31+: the block line names every backend, in layer order (0.33.0, MiniMax-M3 under PP,
+        # tests/fidelity/data/pipeline/)
+        (
+            "Setting kv cache block size to 128 for FLASH_ATTN/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE backend(s).",
+            Kind.BACKEND_BLOCK,
+            {"block": "128", "backend": "FLASH_ATTN/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE"},
+        ),
+        (
+            "Setting kv cache block size to 64 for FLASHMLA backend.",
+            Kind.BACKEND_BLOCK,
+            {"block": "64", "backend": "FLASHMLA"},
+        ),
     ],
 )
 def test_other_releases_wording(line: str, kind: Kind, figures: dict[str, str]) -> None:

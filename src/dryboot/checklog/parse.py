@@ -524,7 +524,11 @@ class Kind(Enum):
 # vLLM 0.28.0's templates, as regular expressions over the formatted message.
 _KV_PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     # platforms/interface.py:636
-    (Kind.BACKEND_BLOCK, re.compile(r"Setting kv cache block size to (?P<block>\d+) for (?P<backend>\S+) backend\.")),
+    # 0.31+ name every backend, in layer order ("for A/B/C backend(s).")
+    (
+        Kind.BACKEND_BLOCK,
+        re.compile(r"Setting kv cache block size to (?P<block>\d+) for (?P<backend>\S+) backend(?:\(s\))?\."),
+    ),
     # platforms/interface.py:912
     (
         Kind.HYBRID_BLOCK,
