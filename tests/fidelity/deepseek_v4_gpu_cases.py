@@ -4,7 +4,8 @@
 
 vLLM's ``_select_dsv4_attn_cls`` (``vllm/models/deepseek_v4/nvidia/model.py``) gives the layers
 FlashMLA's sparse attention on every CUDA GPU but SM 12.x, whose default is FlashInfer's SM120
-attention (dryboot refuses that by name). The cases run the oracle as a B200, a B300 (SM 10.x), an
+attention; ``FLASHINFER_MLA_SPARSE_DSV4`` named on SM 10.x gives FlashInfer's TRT-LLM-gen attention
+(its plain-row caches: the ``b200-flashinfer*`` cases). The cases run the oracle as a B200, a B300 (SM 10.x), an
 RTX 5090 and an RTX PRO 6000 Blackwell (SM 12.x), through ``tests/data/gpus/run_oracle_as.py``, on
 the architecture's tiny config and ``data/deepseek_v4/interleaved.json`` (both stand-ins: see
 ``test_deepseek_v4.py``).
@@ -78,6 +79,34 @@ CASES: dict[str, tuple[str, list[str], str]] = {
         "tiny",
         [*_FP8, "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}'],
         "RTX 5090",
+    ),
+    # issue 37: FlashInfer's DeepSeek-V4 attention named off SM 12.x (its plain-row caches)
+    "b200-flashinfer-auto": ("tiny", [*_MEM, "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"], "B200"),
+    "b200-flashinfer-bf16": (
+        "tiny",
+        [*_MEM, "--kv-cache-dtype", "bfloat16", "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"],
+        "B200",
+    ),
+    "b200-flashinfer-block512": (
+        "tiny",
+        [*_FP8, "--block-size", "512", "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"],
+        "B200",
+    ),
+    "b300-flashinfer-bf16-tp2": (
+        "tiny",
+        [*_MEM, "--kv-cache-dtype", "bfloat16", "-tp", "2", "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"],
+        "B300",
+    ),
+    "b200-flashinfer-mtp": (
+        "tiny",
+        [
+            *_FP8,
+            "--speculative-config",
+            '{"method": "mtp", "num_speculative_tokens": 1}',
+            "--attention-backend",
+            "FLASHINFER_MLA_SPARSE_DSV4",
+        ],
+        "B200",
     ),
 }
 

@@ -1,7 +1,8 @@
 """DeepSeek-V4 (``DeepseekV4ForCausalLM``) off SM 9.0 agrees with vLLM's engine start, or is refused by
 name: FlashMLA's sparse layers on SM 10.x (B200, B300; vLLM's ``_select_dsv4_attn_cls`` gives them to
 every CUDA GPU but SM 12.x), FlashInfer's SM120 attention (SM 12.x's default: RTX 5090, RTX PRO 6000
-Blackwell) and a named ``FLASHINFER_MLA_SPARSE_DSV4`` refused by name. The cases
+Blackwell) and FlashInfer's TRT-LLM-gen attention (``FLASHINFER_MLA_SPARSE_DSV4`` named on SM 10.x: the
+plain row of the KV cache dtype, fp8 / bfloat16 / auto, with 512-byte pages). The cases
 (``deepseek_v4_gpu_cases.py``) are recorded on every release by ``record_deepseek_v4_gpus.py`` through
 ``tests/data/gpus/run_oracle_as.py`` (``data/deepseek_v4/gpus-<release>.json``); nothing recorded comes
 from dryboot."""
@@ -22,7 +23,6 @@ pytestmark = pytest.mark.fidelity
 
 #: case id -> why dryboot refuses by name what vLLM serves (the same on every release recorded)
 REFUSED_SERVED = {
-    "b200-flashinfer": "off SM 12.x FlashInfer's DeepSeek-V4 attention (named) stores a plain fp8 row: not modelled",
     "rtx5090-flashmla": "FlashMLA's layers named on SM 12.x (its kernels are built for SM 9.0 / 10.x): not verified",
 }
 

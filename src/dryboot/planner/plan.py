@@ -375,9 +375,9 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
 
     model, args = cfg.model, cfg.args
     caches = P.packed_caches(model)
-    block = P.check_engine_config(cfg, log)
+    block, layout, mla = P.check_engine_config(cfg, log)
     num_mtp, hidden = P.drafter_layers(cfg, block)
-    pairs = P.layer_specs(caches, block, num_mtp) + hidden
+    pairs = P.layer_specs(caches, block, num_mtp, layout, mla) + hidden
     specs = dict(pairs)
     try:
         groups = P.group_specs(specs, hidden_apart=cfg.rules.version in P.POOLED)
@@ -398,10 +398,12 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     )
     capacity, memory_error, max_model_len = P.engine_capacity(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(pairs)
-    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0)))
+    table = LayerTable(
+        initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0, layout, mla))
+    )
     hash_block = min(g.block_size for g in kv_groups) if args.enable_prefix_caching else block
     fit = _CacheFit(block, max_model_len, capacity, memory_error, hash_block)
-    return _own_backend_plan(cfg, policies, "fp8_ds_mla", P.SPARSE_SWA, table, grouping, fit, log, stage_names)
+    return _own_backend_plan(cfg, policies, mla.kv_cache_dtype, P.SPARSE_SWA, table, grouping, fit, log, stage_names)
 
 
 def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:

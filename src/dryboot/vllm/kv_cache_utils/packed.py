@@ -17,7 +17,9 @@ Per layer, in registration order: a ratio-4 layer's indexer key cache and indexe
 state; the sliding-window cache; a compressed layer's MLA cache and compressor state. The
 ``fp8_ds_mla`` latent row is 584 bytes per token (448 fp8 values, 64 bf16 rope values, 8 scale
 bytes), the indexer row ``index_head_dim + index_head_dim / 128 * 4`` bytes; every page is
-rounded up to 576 bytes.
+rounded up to 576 bytes. FlashInfer's TRT-LLM-gen layers (``FLASHINFER_MLA_SPARSE_DSV4`` named off SM
+12.x) store the plain row instead (:class:`RowLayout`): ``head_dim`` values of the KV cache dtype,
+every page rounded up to 512 bytes.
 """
 
 from __future__ import annotations
@@ -50,6 +52,47 @@ from dryboot.vllm.platforms import cdiv
 FP8_DS_MLA_ROW = 584
 #: page alignment of every DeepSeek-V4 spec with the ``fp8_ds_mla`` layout (bytes)
 ALIGNMENT = 576
+#: page alignment of every DeepSeek-V4 spec with the plain row (bytes; vLLM's ``576 if fp8_ds_mla else 512``)
+PLAIN_ALIGNMENT = 512
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """How the compressed MLA and sliding-window caches store a token, and every spec's page
+    alignment (``_resolve_dsv4_kv_cache_dtype`` with the layer class's ``use_fp8_ds_mla_layout``).
+
+    :param kv_cache_dtype: the caches' dtype as vLLM names it (``fp8_ds_mla``; plain: ``fp8`` or
+        ``bfloat16``).
+    :param torch_dtype: their element type (``uint8`` for ``fp8_ds_mla``; plain: ``float8_e4m3fn``
+        or ``bfloat16``).
+    :param row_bytes: bytes a token (584 for ``fp8_ds_mla``; plain: ``head_dim`` x the element size).
+    :param alignment: every spec's page alignment (bytes; 576, plain 512).
+    """
+
+    kv_cache_dtype: str = "fp8_ds_mla"
+    torch_dtype: str = "uint8"
+    row_bytes: int = FP8_DS_MLA_ROW
+    alignment: int = ALIGNMENT
+
+    @property
+    def plain(self) -> bool:
+        """Whether this is the plain row (FlashInfer's TRT-LLM-gen layers)."""
+        return self.kv_cache_dtype != "fp8_ds_mla"
+
+
+#: the ``fp8_ds_mla`` layout (FlashMLA's layers, FlashInfer's SM120 ones)
+DS_MLA = RowLayout()
+
+
+def plain_layout(kv_cache_dtype: str, head_dim: int) -> RowLayout:
+    """The plain row of a ``head_dim``-wide latent for ``--kv-cache-dtype`` (``auto`` / ``bfloat16``:
+    bfloat16, 2 bytes a value; ``fp8``: ``float8_e4m3fn``, 1 byte), pages aligned to
+    :data:`PLAIN_ALIGNMENT` (``_resolve_dsv4_kv_cache_dtype``'s plain-row branch)."""
+    if kv_cache_dtype.startswith("fp8"):
+        return RowLayout("fp8", "float8_e4m3fn", head_dim, PLAIN_ALIGNMENT)
+    return RowLayout("bfloat16", "bfloat16", 2 * head_dim, PLAIN_ALIGNMENT)
+
+
 #: tokens per block of the sliding-window cache (``DeepseekV4SWACache``)
 SWA_BLOCK = 64
 #: the sparse SWA backend's default cache block (tokens; "Setting kv cache block size to 256")
@@ -126,15 +169,17 @@ INDEXER_BACKEND = "DEEPSEEK_V4_INDEXER"
 COMPRESSOR_BACKEND = "CompressorBackend"
 
 
-def attention_name(capability: tuple[int, int]) -> str:
+def attention_name(capability: tuple[int, int], layout: RowLayout = DS_MLA) -> str:
     """The DeepSeek-V4 attention backend the layers take on a GPU of ``capability``
     (``models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``, no FlashMLA / FlashInfer
     name given): FlashInfer's SM120 layers on SM 12.x (``DeepseekV4FlashInferSM120Attention``),
-    FlashMLA's elsewhere. Both store the ``fp8_ds_mla`` row, so the caches are the same."""
-    return "FLASHINFER_MLA_SPARSE_DSV4" if capability[0] == 12 else "FLASHMLA_SPARSE_DSV4"
+    FlashMLA's elsewhere. Both store the ``fp8_ds_mla`` row, so the caches are the same. The plain
+    ``layout``: FlashInfer's TRT-LLM-gen layers (``DeepseekV4FlashInferMLAAttention``, named), the
+    same backend name."""
+    return "FLASHINFER_MLA_SPARSE_DSV4" if capability[0] == 12 or layout.plain else "FLASHMLA_SPARSE_DSV4"
 
 
-def block_log_backends(ratios: tuple[int, ...], capability: tuple[int, int]) -> list[str]:
+def block_log_backends(ratios: tuple[int, ...], capability: tuple[int, int], layout: RowLayout = DS_MLA) -> list[str]:
     """The backends vLLM 0.31+ names choosing the block ("for A/B/C backend(s).", before 0.31 the
     first alone: "for A backend."), in the order the
     layers register them (``update_block_size_for_backend``): each layer's indexer (ratio 4), then
@@ -144,7 +189,7 @@ def block_log_backends(ratios: tuple[int, ...], capability: tuple[int, int]) -> 
     for r in ratios:
         names = [INDEXER_BACKEND] if r == 4 else []
         names += [COMPRESSOR_BACKEND] if r > 1 else []
-        for name in (*names, BACKEND, attention_name(capability)):
+        for name in (*names, BACKEND, attention_name(capability, layout)):
             if name not in out:
                 out.append(name)
     return out
@@ -161,11 +206,14 @@ def packed_caches(model: ModelGeometry) -> DeepseekV4Caches:
     return caches
 
 
-def dsv4_spec(kind: LayerKind, block: int, head: int, content: int, dtype: str, **fields: Any) -> AttentionSpec:
+def dsv4_spec(
+    kind: LayerKind, block: int, head: int, content: int, dtype: str, row_dtype: str = "fp8_ds_mla", **fields: Any
+) -> AttentionSpec:
     """One DeepSeek-V4-style cache: a single head of ``head`` values and ``content`` bytes a row in
-    ``dtype`` (``fp8_ds_mla`` rows for the compressed MLA and sliding-window caches), not indexed by
-    block stride, on :data:`BACKEND` with :data:`ALIGNMENT` unless ``fields`` say otherwise
-    (``backend``, ``alignment``, ``compress_ratio``, ``sliding_window``, ``block_stride_alignment``)."""
+    ``dtype`` (``row_dtype`` rows for the compressed MLA and sliding-window caches, ``fp8_ds_mla``
+    unless given), not indexed by block stride, on :data:`BACKEND` with :data:`ALIGNMENT` unless
+    ``fields`` say otherwise (``backend``, ``alignment``, ``compress_ratio``, ``sliding_window``,
+    ``block_stride_alignment``)."""
     base: dict[str, Any] = {"backend": BACKEND, "alignment": ALIGNMENT}
     return AttentionSpec(
         layer_kind=kind,
@@ -174,7 +222,7 @@ def dsv4_spec(kind: LayerKind, block: int, head: int, content: int, dtype: str, 
         head_size=head,
         head_size_v=0,
         torch_dtype=dtype,
-        kv_cache_dtype="fp8_ds_mla" if kind in (LayerKind.DSV4_MLA, LayerKind.DSV4_SWA) else dtype,
+        kv_cache_dtype=row_dtype if kind in (LayerKind.DSV4_MLA, LayerKind.DSV4_SWA) else dtype,
         quant_mode=KVQuantMode.NONE,
         content_bytes=content,
         indexes_kv_by_block_stride=False,
@@ -191,13 +239,32 @@ def _spec(
     *,
     ratio: int = 1,
     window: int | None = None,
+    layout: RowLayout = DS_MLA,
 ) -> AttentionSpec:
-    return dsv4_spec(kind, block, head, content, dtype, compress_ratio=ratio, sliding_window=window)
+    return dsv4_spec(
+        kind,
+        block,
+        head,
+        content,
+        dtype,
+        layout.kv_cache_dtype,
+        compress_ratio=ratio,
+        sliding_window=window,
+        alignment=layout.alignment,
+    )
 
 
-def layer_specs(caches: DeepseekV4Caches, block: int, num_mtp: int) -> list[tuple[str, AttentionSpec]]:
+def layer_specs(
+    caches: DeepseekV4Caches,
+    block: int,
+    num_mtp: int,
+    layout: RowLayout = DS_MLA,
+    mla_layout: RowLayout | None = None,
+) -> list[tuple[str, AttentionSpec]]:
     """(layer name, spec) of every cache, in registration order; the ``num_mtp`` MTP layers
-    (ratio 1: a sliding-window cache only) follow the backbone.
+    (ratio 1: a sliding-window cache only) follow the backbone. The sliding-window caches store
+    ``layout``'s row, the compressed MLA caches ``mla_layout``'s (``None``: ``layout``); every page is
+    aligned to its layout's alignment.
 
     Compressed MLA (``DeepseekV4Attention.get_kv_cache_spec``): ``block`` tokens, stored
     ``block / ratio``. Indexer key cache: the same at ratio 4, one uint8 head of
@@ -220,13 +287,17 @@ def layer_specs(caches: DeepseekV4Caches, block: int, num_mtp: int) -> list[tupl
             width * 4,
             "float32",
             window=coff * ratio,
+            layout=layout,
         )
 
     for i, ratio in enumerate(ratios):
         p = f"model.layers.{i}.attn"
         if ratio == 4:
             out.append(
-                (f"{p}.indexer.k_cache", _spec(LayerKind.DSV4_INDEXER, block, index_row, index_row, "uint8", ratio=4))
+                (
+                    f"{p}.indexer.k_cache",
+                    _spec(LayerKind.DSV4_INDEXER, block, index_row, index_row, "uint8", ratio=4, layout=layout),
+                )
             )
             out.append((f"{p}.indexer.compressor.state_cache", state(4, caches.index_head_dim)))
         out.append(
@@ -236,14 +307,23 @@ def layer_specs(caches: DeepseekV4Caches, block: int, num_mtp: int) -> list[tupl
                     LayerKind.DSV4_SWA,
                     SWA_BLOCK,
                     caches.head_dim,
-                    FP8_DS_MLA_ROW,
-                    "uint8",
+                    layout.row_bytes,
+                    layout.torch_dtype,
                     window=caches.sliding_window,
+                    layout=layout,
                 ),
             )
         )
         if ratio > 1:
-            out.append((p, _spec(LayerKind.DSV4_MLA, block, caches.head_dim, FP8_DS_MLA_ROW, "uint8", ratio=ratio)))
+            m = mla_layout or layout
+            out.append(
+                (
+                    p,
+                    _spec(
+                        LayerKind.DSV4_MLA, block, caches.head_dim, m.row_bytes, m.torch_dtype, ratio=ratio, layout=m
+                    ),
+                )
+            )
             out.append((f"{p}.compressor.state_cache", state(ratio, caches.head_dim)))
     return out
 
@@ -524,21 +604,73 @@ def kv_groups(groups: PackedGroups, specs: dict[str, AttentionSpec]) -> tuple[KV
     )
 
 
-def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
-    """The cache block the packed layers take (``--block-size`` or :data:`DEFAULT_BLOCK`, the
-    sparse SWA backend's), after what the release planned refuses for them or was not verified;
-    logs vLLM's block-size line when the block is the default.
+#: the backend name that, named off SM 12.x, gives the layers FlashInfer's TRT-LLM-gen attention
+#: (``_select_dsv4_attn_cls``: ``DeepseekV4FlashInferMLAAttention``, ``use_fp8_ds_mla_layout = False``)
+FLASHINFER_NAMED = "FLASHINFER_MLA_SPARSE_DSV4"
+#: the ``--kv-cache-dtype`` values the plain row was recorded with (``auto`` is bfloat16 there)
+PLAIN_KV_DTYPES = frozenset({"auto", "bfloat16", "fp8"})
+#: releases whose MTP layer does not see the named backend (the draft's attention config): it builds
+#: FlashMLA's layers, whose ``_resolve_dsv4_kv_cache_dtype`` writes ``fp8_ds_mla`` onto the shared cache
+#: config, so every spec that reads the cache config (sliding window, indexer, compressor state) takes
+#: the ``fp8_ds_mla`` row and alignment while the target's compressed MLA caches keep the plain row
+#: (their own dtype, resolved as they were built); recorded on a B200 with an fp8 cache
+MTP_FLASHMLA = frozenset({"0.27.1"})
 
-    :raises InputError: a KV cache dtype other than fp8 on a release that asserts it
-        (:data:`FP8_ASSERTED`, named with the release planned), or other than fp8 and ``auto``
-        on a later one (its ValueError); a release outside :data:`PLANNED_RELEASES`; no ratio-4
+
+def mla_layout(cfg: EngineConfig) -> RowLayout:
+    """The row the target's compressed MLA caches store (:class:`RowLayout`; each layer's own resolved
+    dtype): the plain row of the KV cache dtype where :data:`FLASHINFER_NAMED` is named off SM 12.x
+    (the family's ``engine_args`` keeps the name only there), else ``fp8_ds_mla``."""
+    args = cfg.args
+    if args.attention_backend == FLASHINFER_NAMED and args.device.capability[0] != 12:
+        caches = packed_caches(cfg.model)
+        return plain_layout(cfg.kv_cache_dtype, caches.head_dim)
+    return DS_MLA
+
+
+def row_layout(cfg: EngineConfig) -> RowLayout:
+    """The row of the caches that read the cache config (sliding window, indexer, compressor
+    state, the MTP layer's): :func:`mla_layout`'s, but ``fp8_ds_mla`` on :data:`MTP_FLASHMLA` with
+    the MTP drafter."""
+    layout = mla_layout(cfg)
+    if cfg.rules.version in MTP_FLASHMLA and cfg.drafter is not None and cfg.drafter.method == "mtp":
+        return DS_MLA
+    return layout
+
+
+def check_engine_config(cfg: EngineConfig, log: list[str]) -> tuple[int, RowLayout, RowLayout]:
+    """(the cache block the packed layers take: ``--block-size`` or :data:`DEFAULT_BLOCK`, the
+    sparse SWA backend's; the row of the caches that read the cache config: :func:`row_layout`; the
+    row of the compressed MLA caches: :func:`mla_layout`), after what the release planned refuses
+    for them or was not verified; logs vLLM's block-size line when the block is the default.
+
+    :raises InputError: for the ``fp8_ds_mla`` row, a KV cache dtype other than fp8 on a release
+        that asserts it (:data:`FP8_ASSERTED`, named with the release planned), or other than fp8
+        and ``auto`` on a later one (its ValueError); for the plain row, one outside
+        :data:`PLAIN_KV_DTYPES`, a drafter other than MTP, and other than fp8 with both rows
+        (:data:`MTP_FLASHMLA`) (not verified); a release outside :data:`PLANNED_RELEASES`; no ratio-4
         layer on :data:`LAYOUT_PACKED`
         (vLLM's NotImplementedError); a block below 128 tokens (its ZeroDivisionError); another
         block or a named backend (not verified).
     """
     model, args, version = cfg.model, cfg.args, cfg.rules.version
     dtype = cfg.kv_cache_dtype
-    if not dtype.startswith("fp8") and version in FP8_ASSERTED:
+    layout, mla = row_layout(cfg), mla_layout(cfg)
+    mixed = mla.plain and not layout.plain
+    if mla.plain and (dtype not in PLAIN_KV_DTYPES or (mixed and dtype != "fp8")):
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"{model.architecture}: FlashInfer's plain-row DeepSeek-V4 caches are verified with "
+            f"{'fp8 beside the MTP layer' if mixed else ', '.join(sorted(PLAIN_KV_DTYPES))} only",
+        )
+    if mla.plain and cfg.drafter is not None and cfg.drafter.method != "mtp":
+        raise InputError(
+            "--speculative-config",
+            cfg.drafter.method,
+            f"{model.architecture}: FlashInfer's plain-row DeepSeek-V4 caches are verified with the MTP drafter only",
+        )
+    if not dtype.startswith("fp8") and version in FP8_ASSERTED and not mla.plain:
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype,
@@ -552,7 +684,7 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
             f"{model.architecture}'s KV cache on vLLM {version} is not modelled: verified against vLLM "
             f"{', '.join(sorted(PLANNED_RELEASES))} only",
         )
-    if not dtype.startswith("fp8") and dtype != "auto":
+    if not dtype.startswith("fp8") and dtype != "auto" and not mla.plain:
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype,
@@ -586,18 +718,18 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
             "is not modelled",
         )
     for flag, value in (
-        ("--attention-backend", args.attention_backend),
+        ("--attention-backend", None if mla.plain else args.attention_backend),
         ("--prefix-match-unit", args.prefix_match_unit),
     ):
         if value is not None:
             raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM {version}")
-    names = block_log_backends(caches.compress_ratios, args.device.capability)
+    names = block_log_backends(caches.compress_ratios, args.device.capability, mla)
     if args.block_size is None and cfg.rules.block_size_log_backends:
         log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
     elif args.block_size is None:
         # before 0.31 the line names the first backend registered
         log.append(f"Setting kv cache block size to {block} for {names[0]} backend.")
-    return block
+    return block, layout, mla
 
 
 def check_stage_layouts(cfg: EngineConfig, stages: list[frozenset[str]] | None) -> None:

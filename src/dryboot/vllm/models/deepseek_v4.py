@@ -276,12 +276,17 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     SM 12.x, FlashInfer's SM120 layers there (``packed.attention_name``); both store any fp8 KV cache as
     the same fp8_ds_mla row (``_resolve_dsv4_kv_cache_dtype``), so the caches do not depend on the GPU
     (checked against every release's engine start, ``tests/fidelity/test_deepseek_v4_gpus.py``).
+    ``FLASHINFER_MLA_SPARSE_DSV4`` named on SM 10.x picks FlashInfer's TRT-LLM-gen layers, which store
+    the plain row of the KV cache dtype (bfloat16 for ``auto``, on every release) with 512-byte pages.
 
     :raises InputError: what :func:`check_wrapper` refuses (the wrapper, or a config with a vision
         tower on :data:`WRAPPER_RELEASES`); the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED`
         (vLLM's StrictDataclassClassValidationError); the ``FLASHINFER_MLA_SPARSE`` names vLLM refuses
-        (ValueError); ``FLASHINFER_MLA_SPARSE_DSV4`` off SM 12.x (its plain fp8 row is not modelled);
-        FlashMLA named on SM 12.x (not verified); what :func:`check_attention_heads` refuses.
+        (ValueError); ``FLASHINFER_MLA_SPARSE_DSV4`` off SM 10.x and 12.x, or on SM 10.x with
+        ``--kv-cache-dtype fp8_ds_mla`` or ``--no-flashinfer-cubin`` (not verified); FlashMLA named on
+        SM 12.x (not verified); what :func:`check_attention_heads` refuses.
+        ``FLASHINFER_MLA_SPARSE_DSV4`` named on SM 10.x (FlashInfer's TRT-LLM-gen layers, the plain
+        row: ``packed.row_layout``) stays in the args.
     """
     v41 = extra_of(model, DeepseekV41Caches)
     if v41 is not None:
@@ -308,12 +313,27 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             f"{model.architecture}: vLLM refuses it (ValueError: {named} is not a DeepSeek V4 attention backend. Use "
             f"{SM120_NAMED} for DeepSeek V4 FlashInfer sparse MLA.)",
         )
-    if named == SM120_NAMED and not sm12:
+    plain = named == SM120_NAMED and not sm12
+    if plain and args.device.capability[0] != 10:
         raise InputError(
             "--attention-backend",
             named,
-            f"{model.architecture}: off SM 12.x FlashInfer's DeepSeek-V4 attention (TRT-LLM-gen) stores the plain "
-            "per-tensor fp8 row, whose cache is not modelled",
+            f"{model.architecture}: FlashInfer's DeepSeek-V4 attention (TRT-LLM-gen, the plain row) off SM 10.x / 12.x "
+            "is not verified",
+        )
+    if plain and not args.flashinfer_cubin:
+        raise InputError(
+            "--no-flashinfer-cubin",
+            None,
+            f"{model.architecture}: FlashInfer's DeepSeek-V4 attention named on SM 10.x runs TRT-LLM-gen kernels; "
+            "without flashinfer-cubin its engine start is not verified",
+        )
+    if plain and args.kv_cache_dtype == "fp8_ds_mla":
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"{model.architecture}: FlashInfer's DeepSeek-V4 attention named on SM 10.x stores the plain row; with "
+            "fp8_ds_mla named its specs take FlashMLA's row, which is not verified",
         )
     if sm12 and named in FLASHMLA_NAMED:
         raise InputError(
@@ -322,8 +342,9 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             f"{model.architecture}: FlashMLA's DeepSeek-V4 layers named on SM 12.x (vLLM builds them; its kernels are "
             "built for SM 9.0 / 10.x): not verified",
         )
-    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args)
-    if named is not None:
+    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args, flashinfer=plain)
+    if named is not None and not plain:
+        # the plain row keeps the name: the packed planner reads it (packed.row_layout)
         args = args.evolve(attention_backend=None)
     if args.kv_cache_dtype == "fp8_ds_mla":
         args = args.evolve(kv_cache_dtype="fp8")
@@ -354,16 +375,37 @@ SM120_DECODE_TOPKS: Mapping[str, frozenset[int] | None] = {
 }
 
 
-def check_attention_heads(num_heads: int, window: int, args: EngineArgs) -> None:
+#: FlashInfer's TRT-LLM-gen DeepSeek-V4 attention (``DeepseekV4FlashInferMLASparseBackend``): the layers'
+#: backend where :data:`SM120_NAMED` is named on SM 10.x
+FLASHINFER_TRTLLM = AttentionBackend(SM120_NAMED, (), False, is_mla=True)
+
+
+def handed_backend(model: ModelGeometry, args: EngineArgs, requested: str | None) -> AttentionBackend | None:
+    """The ``handed_backend`` hook (``registry.Family``): :data:`FLASHINFER_TRTLLM` where
+    :data:`SM120_NAMED` is named (``requested``) on SM 10.x for DeepSeek-V4 (``_select_dsv4_attn_cls``:
+    ``DeepseekV4FlashInferMLAAttention``, whose plain-row caches the packed planner lays out), ``None``
+    otherwise (:func:`engine_args` clears every other name it lets through)."""
+    if requested == SM120_NAMED and args.device.capability[0] == 10 and extra_of(model, DeepseekV4Caches):
+        return FLASHINFER_TRTLLM
+    return None
+
+
+def handed_on_every_gpu(model: ModelGeometry) -> bool:
+    """:func:`handed_backend`'s choice was read from vLLM on SM 10.x (``test_deepseek_v4_gpus.py``)."""
+    return extra_of(model, DeepseekV4Caches) is not None
+
+
+def check_attention_heads(num_heads: int, window: int, args: EngineArgs, flashinfer: bool = False) -> None:
     """What the DeepSeek-V4 / V4.1 attention layers refuse of a rank's query heads
     (``num_heads / tp``) and of their sliding ``window`` (tokens) as they are built: more than 128
     heads (``get_padded_num_q_heads``: FlashMLA's FP8 decode kernel takes 64 or 128, FlashInfer's
-    :data:`SM120_Q_HEADS`), and on SM 12.x a (padded heads, window) pair the pinned FlashInfer has
-    no decode specialization for (:func:`check_sm120_decode`).
+    :data:`SM120_Q_HEADS`, its layers on SM 12.x or named elsewhere: ``flashinfer``), and on SM 12.x
+    a (padded heads, window) pair the pinned FlashInfer has no decode specialization for
+    (:func:`check_sm120_decode`).
 
     :raises InputError: each, in vLLM's words (ValueError / RuntimeError)."""
     local = num_heads // args.tensor_parallel_size
-    sm12 = args.device.capability[0] == 12
+    sm12 = args.device.capability[0] == 12 or flashinfer
     if local > 128:
         words = (
             f"DeepseekV4 FlashInfer MLA Sparse does not support {local} heads (sparse MLA kernel requires h_q in "
@@ -407,7 +449,8 @@ def kv_cache_layout(model: ModelGeometry) -> str:
 
 def backend_assumption(model: ModelGeometry) -> str | None:
     """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on
-    every CUDA GPU but SM 12.x, FlashInfer's SM120 ones there (DeepSeek-V4.1: SM 10.x not modelled)."""
+    every CUDA GPU but SM 12.x, FlashInfer's SM120 ones there (DeepSeek-V4.1: SM 10.x not modelled);
+    ``FLASHINFER_MLA_SPARSE_DSV4`` named on SM 10.x: FlashInfer's TRT-LLM-gen layers, the plain row."""
     if extra_of(model, DeepseekV41Caches) is not None:
         return (
             "DeepSeek-V4.1's layers choose their own attention (FlashMLA's sparse layers, FlashInfer's on SM 12.x, "
@@ -417,7 +460,9 @@ def backend_assumption(model: ModelGeometry) -> str | None:
         return None
     return (
         "DeepSeek-V4's layers choose their own attention (FlashMLA on every CUDA GPU but SM 12.x, FlashInfer's "
-        "SM120 layers there; both with the fp8_ds_mla cache), whatever other --attention-backend is named"
+        "SM120 layers there; both with the fp8_ds_mla cache; FLASHINFER_MLA_SPARSE_DSV4 named on SM 10.x: "
+        "FlashInfer's TRT-LLM-gen layers with the plain row of the KV cache dtype), whatever other "
+        "--attention-backend is named"
     )
 
 
