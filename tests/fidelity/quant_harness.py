@@ -49,6 +49,7 @@ OTHER_SETS = (
     "quant-recorded-mlaws-",
     "quant-recorded-fp8rest-",
     "quant-recorded-sparsemla-",
+    "quant-recorded-mm3hum-",
 )
 
 
