@@ -50,6 +50,7 @@ OTHER_SETS = (
     "quant-recorded-fp8rest-",
     "quant-recorded-sparsemla-",
     "quant-recorded-mm3hum-",
+    "quant-recorded-nvfp4smla-",
 )
 
 

@@ -23,8 +23,8 @@ before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` pri
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
-``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``fp8rest``, ``sparsemla``, ``mm3hum``:
-``quant_cases_<set>.py``),
+``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``fp8rest``, ``sparsemla``, ``mm3hum``,
+``nvfp4smla``: ``quant_cases_<set>.py``),
 ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
 where a CUDA install does; each row records the package's version as ``humming``).
@@ -90,6 +90,7 @@ if os.environ.get("RECORD_SET") in (
     "fp8rest",
     "sparsemla",
     "mm3hum",
+    "nvfp4smla",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -410,7 +411,7 @@ def main() -> int:
             if hasattr(k3, "is_meta_module"):
                 k3.is_meta_module = lambda module: False
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest", "sparsemla") or any(
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest", "sparsemla", "nvfp4smla") or any(
         mxfp4_config(p) for p in _named(QUANT_CONFIGS)
     ):
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets; Laguna's, fp8rest), gpt-oss's (the first
@@ -507,7 +508,7 @@ def main() -> int:
                     )
                     if os.environ.get("RECORD_SET") == "dsv4":  # the top-k buffer's rows
                         row["max_num_batched_tokens"] = cfg.scheduler_config.max_num_batched_tokens
-                    if os.environ.get("RECORD_SET") == "sparsemla":  # the index groups' workspace rows
+                    if os.environ.get("RECORD_SET") in ("sparsemla", "nvfp4smla"):  # the index groups' workspace rows
                         row["max_num_seqs"] = cfg.scheduler_config.max_num_seqs
                 except BaseException as e:  # every failure recorded as vLLM's answer for that case
                     if isinstance(e, KeyboardInterrupt):
