@@ -2751,8 +2751,10 @@ def _nemotron_mlp(
 
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
-#: 0.31.0+ on SM 9.x hold 33,280 bytes a layer beyond the walk, refused for every sparse MLA model)
-MODELOPT_SPARSE_MLA_RELEASES = ("0.28.0", "0.30.0")
+#: 0.31.0+ on SM 9.x hold 33,280 bytes a layer beyond the walk, refused for every sparse MLA model),
+#: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
+#: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
+MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,)}
 
 
 def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
@@ -2769,7 +2771,7 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
     :raises InputError: that ``fp8_e4m3`` cache on SM 9.x before 0.30.0 (vLLM refuses it), another
         named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
         it) or above SM 9.x (SM 10.x: FlashInfer's NVFP4 experts, refused elsewhere; SM 12.x: not
-        recorded), a release outside :data:`MODELOPT_SPARSE_MLA_RELEASES`."""
+        recorded but on 0.28.0), a release outside :data:`MODELOPT_SPARSE_MLA_RELEASES`."""
     if par.vllm_version not in MODELOPT_SPARSE_MLA_RELEASES and version_key(par.vllm_version) < (0, 31, 0):
         raise InputError(
             "quantization_config",
@@ -2777,15 +2779,16 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
             "ModelOpt weights after loading of a sparse-attention MLA model are checked on vLLM "
             f"{', '.join(MODELOPT_SPARSE_MLA_RELEASES)} only (this plan: {par.vllm_version})",
         )
-    if par.capability is not None and par.capability[0] != 9:
+    majors = MODELOPT_SPARSE_MLA_RELEASES.get(par.vllm_version, (9,))
+    if par.capability is not None and par.capability[0] not in majors:
         cap = f"SM {par.capability[0]}.{par.capability[1]}"
         raise InputError(
             "--gpu",
             None,
             f"{cap}: vLLM has no sparse MLA backend below SM 9.0 (No valid attention backend found)"
             if par.capability < (9, 0)
-            else f"ModelOpt weights after loading of a sparse-attention MLA model on {cap} are not recorded "
-            "(checked on SM 9.0)",
+            else f"ModelOpt weights after loading of a sparse-attention MLA model on {cap} with vLLM "
+            f"{par.vllm_version} are not recorded (checked on SM 9.0, and SM 12.0 on 0.28.0)",
         )
     sm9 = par.capability is not None and par.capability[0] == 9
     if par.kv_cache_dtype == "auto" and fp8_kv and sm9 and version_key(par.vllm_version) < (0, 30, 0):
