@@ -78,7 +78,8 @@ def test_the_fp8_cache_on_sm90() -> None:
 def test_corpus_size() -> None:
     """DeepSeek-V3.2-NVFP4 exact on H100 / H200 at 0.28.0 (and on the RTX 5090 under ``auto``: its
     fp8_e4m3 cache taken as fp8_ds_mla, CUTLASS NVFP4 layers) and on H200 at 0.30.0 (its index
-    groups), GLM-5-NVFP4 on H200 at 0.28.0 and 0.30.0, GLM-5.2-NVFP4 (IndexCache) at 0.28.0."""
+    groups), GLM-5-NVFP4 on H200 at 0.28.0 and 0.30.0, GLM-5.1 / 5.2 (IndexCache) / 5.3-NVFP4 at
+    0.28.0."""
     exact = {
         (v, row["config"], row["gpu"])
         for v, cases in RECORDED.items()
@@ -92,7 +93,9 @@ def test_corpus_size() -> None:
         ("0.30.0", DSV32, "H200"),
         ("0.28.0", GLM5, "H200"),
         ("0.30.0", GLM5, "H200"),
+        ("0.28.0", "nvidia--GLM-5.1-NVFP4", "H200"),
         ("0.28.0", "nvidia--GLM-5.2-NVFP4", "H200"),
+        ("0.28.0", "nvidia--GLM-5.3-NVFP4", "H200"),
     }
     assert want <= exact, want - exact
 
