@@ -51,6 +51,8 @@ OTHER_SETS = (
     "quant-recorded-fp8rest-",
     "quant-recorded-sparsemla-",
     "quant-recorded-fp8ignore-",
+    "quant-recorded-mm3hum-",
+    "quant-recorded-nvfp4smla-",
 )
 
 

@@ -24,7 +24,7 @@ layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first mod
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
 ``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``mlapf``, ``fp8rest``, ``sparsemla``,
-``fp8ignore``:
+``fp8ignore``, ``mm3hum``, ``nvfp4smla``:
 ``quant_cases_<set>.py``),
 ``RECORD_WORKSPACE`` sets up the worker's workspace manager before each case (as a set's
 ``WORKSPACE`` does; rows marked ``workspace``), ``DRYBOOT_HUMMING_PATH`` a folder
@@ -93,6 +93,8 @@ if os.environ.get("RECORD_SET") in (
     "fp8rest",
     "sparsemla",
     "fp8ignore",
+    "mm3hum",
+    "nvfp4smla",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -416,7 +418,7 @@ def main() -> int:
             if hasattr(k3, "is_meta_module"):
                 k3.is_meta_module = lambda module: False
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest", "sparsemla") or any(
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe", "nvfp4moe", "fp8rest", "sparsemla", "nvfp4smla") or any(
         mxfp4_config(p) for p in _named(QUANT_CONFIGS)
     ):
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets; Laguna's, fp8rest), gpt-oss's (the first
@@ -515,7 +517,7 @@ def main() -> int:
                     )
                     if os.environ.get("RECORD_SET") == "dsv4":  # the top-k buffer's rows
                         row["max_num_batched_tokens"] = cfg.scheduler_config.max_num_batched_tokens
-                    if os.environ.get("RECORD_SET") == "sparsemla":  # the index groups' workspace rows
+                    if os.environ.get("RECORD_SET") in ("sparsemla", "nvfp4smla"):  # the index groups' workspace rows
                         row["max_num_seqs"] = cfg.scheduler_config.max_num_seqs
                 except BaseException as e:  # every failure recorded as vLLM's answer for that case
                     if isinstance(e, KeyboardInterrupt):

@@ -94,11 +94,13 @@ def test_marlin_layouts() -> None:
 
 def test_refused_beyond_marlin() -> None:
     """SM 9.0 / 10.0 / 12.0 and other releases: refused by name (backends not modelled), for both
-    checkpoints."""
+    checkpoints (the NVFP4 one on 0.33.0 SM 9.0 through Humming: test_weights_mm3hum.py)."""
     cfg = mx.CONFIGS / "MiniMaxAI--MiniMax-M3-MXFP8"
     for cap, version in (((9, 0), "0.33.0"), ((10, 0), "0.33.0"), ((12, 0), "0.33.0"), ((8, 9), "0.27.1")):
         rep = model_weights(cfg, tp=1, compute_capability=cap, sm_count=132, vllm_version=version)
         assert rep.refused and "MXFP8 weights are not modelled" in rep.refused, (cap, version)
+        if (cap, version) == ((9, 0), "0.33.0"):
+            continue
         rep = model_weights(
             mx.CONFIGS / "nvidia--MiniMax-M3-NVFP4", tp=1, compute_capability=cap, sm_count=132, vllm_version=version
         )

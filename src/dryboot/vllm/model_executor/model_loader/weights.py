@@ -1658,6 +1658,8 @@ def _walk(
         rope_b = 4 if deepseek_v32_fp32_rope(config, str(arch), par.vllm_version, rope_dim, ab) else ab
         w.own("rotary", _rotary_bytes(config, rope_dim, rope_b, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
+            if isinstance(quant.scaled, ModelOptQuant):
+                _modelopt_sparse_mla_kv(par, modelopt_fp8_kv_cache(config, hf_quant))
             indexed = any(has_indexer(config, li) for li in layers)
             if indexed and not config.get("indexer_rope_interleave", False):
                 # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
@@ -2473,12 +2475,6 @@ def _mla_attention(
         ((f"{att}.kv_b_proj", "column"),),
     )
     kv_b = f"{att}.kv_b_proj"
-    if isinstance(quant.scaled, ModelOptQuant) and "index_topk" in config:
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            "ModelOpt weights after loading of a sparse-attention MLA model (its indexer) are not recorded",
-        )
     if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.layer_scheme(kv_b, (kv_b,)) is not None:
         # MLAAttention.process_weights_after_loading dequantizes a quantized kv_b_proj; the
         # published NVFP4 checkpoints (DeepSeek-V3 / V3.1, Kimi-K2.5) exclude it: not recorded
@@ -2799,6 +2795,64 @@ def _nemotron_mlp(
         w.own("mlp", n * ab)
 
 
+#: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
+#: 0.31.0+ on SM 9.x hold 33,280 bytes a layer beyond the walk, refused for every sparse MLA model),
+#: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
+#: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
+MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,)}
+
+
+def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
+    """A ModelOpt checkpoint of a sparse-attention MLA model (DeepSeek-V3.2, GLM-5 NVFP4: the MLA
+    projections and the indexer excluded, so the walk's layers are the unquantized ones) is checked
+    with a bfloat16 KV cache (``auto`` without ``kv_cache_quant_algo``, or ``--kv-cache-dtype
+    bfloat16``) and under ``auto`` with the published checkpoints' ``kv_cache_quant_algo: FP8``
+    (``fp8_e4m3``), whose layers hold the same (recorded: ``quant_cases_nvfp4smla.py``). On SM 9.x
+    no sparse MLA backend of vLLM 0.27.1-0.29.0 serves ``fp8_e4m3`` (the selector: "No valid
+    attention backend found"; FLASHMLA_SPARSE and FLASH_ATTN_MLA_SPARSE refuse the dtype); 0.30.0+
+    serve it through ``FLASHINFER_MLA_SPARSE_SM90``, which allocates nothing with the model
+    (recorded on 0.30.0; its cache layout ``plan`` refuses by name).
+
+    :raises InputError: that ``fp8_e4m3`` cache on SM 9.x before 0.30.0 (vLLM refuses it), another
+        named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
+        it) or above SM 9.x (SM 10.x: FlashInfer's NVFP4 experts, refused elsewhere; SM 12.x: not
+        recorded but on 0.28.0), a release outside :data:`MODELOPT_SPARSE_MLA_RELEASES`."""
+    if par.vllm_version not in MODELOPT_SPARSE_MLA_RELEASES and version_key(par.vllm_version) < (0, 31, 0):
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "ModelOpt weights after loading of a sparse-attention MLA model are checked on vLLM "
+            f"{', '.join(MODELOPT_SPARSE_MLA_RELEASES)} only (this plan: {par.vllm_version})",
+        )
+    majors = MODELOPT_SPARSE_MLA_RELEASES.get(par.vllm_version, (9,))
+    if par.capability is not None and par.capability[0] not in majors:
+        cap = f"SM {par.capability[0]}.{par.capability[1]}"
+        raise InputError(
+            "--gpu",
+            None,
+            f"{cap}: vLLM has no sparse MLA backend below SM 9.0 (No valid attention backend found)"
+            if par.capability < (9, 0)
+            else f"ModelOpt weights after loading of a sparse-attention MLA model on {cap} with vLLM "
+            f"{par.vllm_version} are not recorded (checked on SM 9.0, and SM 12.0 on 0.28.0)",
+        )
+    sm9 = par.capability is not None and par.capability[0] == 9
+    if par.kv_cache_dtype == "auto" and fp8_kv and sm9 and version_key(par.vllm_version) < (0, 30, 0):
+        raise InputError(
+            "--kv-cache-dtype",
+            None,
+            "this ModelOpt checkpoint's kv_cache_quant_algo FP8 asks for an fp8_e4m3 KV cache on a sparse MLA "
+            f"model, which no sparse MLA backend of vLLM {par.vllm_version} serves on SM 9.x: vLLM refuses it (No "
+            "valid attention backend found); --kv-cache-dtype bfloat16 is modelled",
+        )
+    if par.kv_cache_dtype not in ("auto", "bfloat16"):
+        raise InputError(
+            "--kv-cache-dtype",
+            None,
+            f"ModelOpt weights after loading of a sparse-attention MLA model with a {par.kv_cache_dtype} KV cache "
+            "are not recorded (checked with bfloat16 and the checkpoint's fp8_e4m3)",
+        )
+
+
 def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str, h: int, ab: int) -> None:
     """DeepSeek-V3.2's sparse-attention indexer (``deepseek_v2.py`` ``Indexer``), replicated on
     every rank: ``wq_b`` (ReplicatedLinear ``[n_heads x head_dim, q_lora]``, quantized),
@@ -2809,10 +2863,18 @@ def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str
         return
     heads, hd = _int(config, "index_n_heads"), _int(config, "index_head_dim")
     q_lora = _int(config, "q_lora_rank")
+    wq_b = f"{ix}.wq_b"
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.layer_scheme(wq_b, (wq_b,)) is not None:
+        # the published NVFP4 checkpoints exclude the indexer (``indexer*``; recorded: nvfp4smla)
+        raise InputError(
+            "quantization_config",
+            "exclude_modules",
+            f"a ModelOpt-quantized sparse-attention indexer ({wq_b}) is not recorded",
+        )
     w.module(
-        _linear(quant, f"{ix}.wq_b", q_lora, (heads * hd,), ab, split="replicated"),
+        _linear(quant, wq_b, q_lora, (heads * hd,), ab, split="replicated"),
         "indexer",
-        ((f"{ix}.wq_b", "whole"),),
+        ((wq_b, "whole"),),
     )
     w.module([("weight", (hd + heads) * h * ab)], "indexer", ((f"{ix}.wk", "whole"), (f"{ix}.weights_proj", "whole")))
     w.module([("weight", hd * 4), ("weight", hd * 4)], "norm", ((f"{ix}.k_norm", "whole", 4),))

@@ -31,7 +31,10 @@ decoder linear layer (``qkv_proj`` with its indexer rows, ``o_proj``, the dense 
 MLPs) as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_linear_bytes`,
 the experts as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_experts_bytes`;
 the routers, head, embedding and vision tower unquantized (``ignored_layers``);
-nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``) there too (:func:`nvfp4_mixed_on`).
+nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``) there too, and on SM 9.0 through Humming
+(``HummingMxfp8LinearKernel``:
+:func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_humming_linear_bytes`; the
+Humming NVFP4 experts) (:func:`nvfp4_mixed_on`).
 
 Refused by name: other quantized checkpoints and MXFP8 elsewhere (:data:`MODELOPT_REFUSAL`), a tied
 head, TP above the experts (vLLM refuses it)."""
@@ -47,6 +50,7 @@ from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     ModelOptQuant,
     modelopt_experts_bytes,
+    mxfp8_humming_linear_bytes,
     mxfp8_marlin_experts_bytes,
     mxfp8_marlin_linear_bytes,
 )
@@ -60,9 +64,10 @@ MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxf
 MODELOPT_REFUSAL = (
     "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
     "its layers (linear and expert weights repacked after loading for the GPU's kernel: MXFP8 is modelled on vLLM "
-    "0.28.0, 0.30.0 and 0.33.0 on SM 8.6 / 8.9 (Marlin) only; ModelOpt MIXED_PRECISION on 0.33.0 on SM 8.6 / 8.9 "
-    "and on 0.28.0 on SM 8.9 / 9.0 only: on SM 9.0 vLLM 0.32.0+ rank Humming ahead of Marlin, "
-    "kernels/linear/mxfp8/humming.py HummingMxfp8LinearKernel and Humming's NVFP4 experts)"
+    "0.28.0-0.33.0 on SM 8.6 / 8.9 (Marlin) only: on SM 9.0 the experts go through DeepGEMM or Humming; ModelOpt "
+    "MIXED_PRECISION on 0.33.0 on SM 8.6 / 8.9 (Marlin) and 9.0 (Humming: kernels/linear/mxfp8/humming.py "
+    "HummingMxfp8LinearKernel, Humming's NVFP4 experts) and on 0.28.0 on SM 8.9 / 9.0 only: 0.32.0 ranks Humming "
+    "ahead of Marlin on SM 9.0 with humming-kernels 0.1.17, not recorded; SM 10.0+: FlashInfer)"
 )
 
 
@@ -89,6 +94,17 @@ def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
     if not isinstance(freq, list) or li >= len(freq):
         raise InputError("config.json", "moe_layer_freq", "a list with one entry per layer")
     return bool(freq[li])
+
+
+def _mxfp8_linear(n: int, k: int, sms: int, nvfp4_experts: ModelOptQuant | None) -> list[tuple[str, int]]:
+    """One MXFP8 decoder linear layer per rank (``n`` outputs, ``k`` inputs): through Humming where
+    the MIXED_PRECISION checkpoint's quant config says the GPU ranks it ahead of Marlin (0.33.0 on
+    SM 9.0, :func:`nvfp4_mixed_on`), else through Marlin with ``sms`` int32 of per-layer workspace
+    (``0``: none)."""
+    if nvfp4_experts is not None and nvfp4_experts.humming:
+        assert nvfp4_experts.sm_count is not None  # nvfp4_mixed_on requires it
+        return mxfp8_humming_linear_bytes(n, k, sm_count=nvfp4_experts.sm_count)
+    return [*mxfp8_marlin_linear_bytes(n, k), *[("workspace", 4 * sms)] * bool(sms)]
 
 
 def text_walk(
@@ -151,7 +167,7 @@ def text_walk(
             linears += _mlp(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
         for n, k in linears:
             if mxfp8:
-                for kind, nbytes in [*mxfp8_marlin_linear_bytes(n, k), *[("workspace", 4 * sms)] * bool(sms)]:
+                for kind, nbytes in _mxfp8_linear(n, k, sms, nvfp4_experts):
                     w.own(kind, nbytes)
             else:
                 sizes.append(n * k)
@@ -255,13 +271,13 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
     return True
 
 
-#: the releases and GPUs (capability) on which nvidia/MiniMax-M3-NVFP4 is recorded through Marlin
-#: (MXFP8 linear layers, NVFP4 experts): 0.33.0 on SM 8.6 / 8.9 (quant_cases_mxfp8.py; on SM 9.0
-#: 0.33.0 ranks Humming ahead of Marlin, ``prioritize_humming``: ``HummingMxfp8LinearKernel`` and
-#: Humming's NVFP4 experts, not modelled), 0.28.0 on SM 8.9 / 9.0 (quant_cases_fp8rest.py: Humming
-#: after Marlin there; each Marlin layer's workspace)
+#: the releases and GPUs (capability) on which nvidia/MiniMax-M3-NVFP4 is recorded: through Marlin
+#: (MXFP8 linear layers, NVFP4 experts) 0.33.0 on SM 8.6 / 8.9 (quant_cases_mxfp8.py) and 0.28.0 on
+#: SM 8.9 / 9.0 (quant_cases_fp8rest.py: Humming after Marlin there; each Marlin layer's workspace);
+#: through Humming 0.33.0 on SM 9.0 (quant_cases_mm3hum.py: ``prioritize_humming`` ranks
+#: ``HummingMxfp8LinearKernel`` and the ``HUMMING`` NVFP4 experts ahead of Marlin's)
 NVFP4_MIXED_CHECKED: dict[str, tuple[tuple[int, int], ...]] = {
-    "0.33.0": ((8, 6), (8, 9)),
+    "0.33.0": ((8, 6), (8, 9), (9, 0)),
     "0.28.0": ((8, 9), (9, 0)),
 }
 
@@ -269,15 +285,18 @@ NVFP4_MIXED_CHECKED: dict[str, tuple[tuple[int, int], ...]] = {
 def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[str, Any]) -> ModelOptQuant | None:
     """nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``: every decoder linear layer ``MXFP8``,
     the routed experts ``NVFP4``) on the releases and GPUs of :data:`NVFP4_MIXED_CHECKED`: the
-    linear layers as under
-    :func:`mxfp8_on`, the experts as ModelOpt's NVFP4 Marlin experts
-    (:func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.modelopt_experts_bytes`);
-    the quant config of the experts, or ``None`` (not modelled here: the caller refuses)."""
+    linear layers as under :func:`mxfp8_on` (on 0.33.0 SM 9.0 through Humming, the returned
+    config's ``humming``), the experts as ModelOpt's NVFP4 experts
+    (:func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.modelopt_experts_bytes`:
+    Marlin, or Humming there); the quant config of the experts, or ``None`` (not modelled here,
+    an unknown GPU's multiprocessors included: the caller refuses)."""
     if par.capability not in NVFP4_MIXED_CHECKED.get(par.vllm_version, ()):
         return None
-    workspace = quant_rules(par.vllm_version).marlin_layer_workspace
-    if workspace and par.sm_count is None:
-        return None
+    rules = quant_rules(par.vllm_version)
+    sm = par.capability[0] * 10 + par.capability[1]
+    workspace, humming = rules.marlin_layer_workspace, sm in rules.humming_before_marlin
+    if (workspace or humming) and par.sm_count is None:
+        return None  # the per-layer workspaces or Humming's locks need the GPU's multiprocessors
     if str(quant.get("quant_algo", "")).upper() != "MIXED_PRECISION":
         return None
     table = quant.get("quantized_layers")
@@ -301,9 +320,10 @@ def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[st
     return ModelOptQuant(
         (),
         algo="NVFP4",
-        capability=par.capability[0] * 10 + par.capability[1],
+        capability=sm,
         sm_count=par.sm_count,
         layer_workspace=workspace,
+        humming=humming and rules.humming_checked,
         kv_cache=bool(quant.get("kv_cache_quant_algo")),
     )
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
@@ -397,6 +398,23 @@ def mxfp8_marlin_linear_bytes(n: int, k: int) -> list[tuple[str, int]]:
         raise InputError("config.json", "hidden_size", f"MXFP8 needs input sizes divisible by 32, got {k}")
     pn, pk = marlin_padded_nk(n, k, MXFP8_BLOCK)
     return [("weight", pn * pk), ("scale", pn * pk // MXFP8_BLOCK)]
+
+
+def mxfp8_humming_linear_bytes(n: int, k: int, *, sm_count: int) -> list[tuple[str, int]]:
+    """An MXFP8 linear layer (``n`` outputs, ``k`` inputs per rank; no bias) after
+    ``HummingMxfp8LinearKernel`` (vLLM 0.33.0 on SM 9.0, where ``prioritize_humming`` ranks it
+    ahead of ``MarlinMxfp8LinearKernel``; ``kernels/linear/mxfp8/humming.py``): Humming's standard
+    schema of 8-bit float weights with e8m0 group scales of 32 (one byte each), padded to
+    ``(pn, pk)`` (:data:`~dryboot.vllm.model_executor.kernels.linear.humming.PAD_N` /
+    ``PAD_K``): the repacked weight (``pn x pk`` bytes), the scales ``[pk / 32, pn]``, and the
+    kernel's locks (``8 x sm_count`` int32,
+    :func:`~dryboot.vllm.model_executor.kernels.linear.humming.humming_locks_bytes`).
+
+    :raises InputError: ``k`` not a multiple of 32 (vLLM refuses it)."""
+    if k % MXFP8_BLOCK:
+        raise InputError("config.json", "hidden_size", f"MXFP8 needs input sizes divisible by 32, got {k}")
+    layer = HummingLayer(n=n, k=k, bits=8, group_size=MXFP8_BLOCK, scale_bytes=1)
+    return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sm_count))]
 
 
 def mxfp8_marlin_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
