@@ -40,7 +40,12 @@ def test_cache_layout_is_the_wrappers_text_model() -> None:
     wrapper = geometry_from_config(_load(WRAPPER))
     assert text_only.architecture == "Qwen3_5MoeForCausalLM"
     assert text_only.config_class.hf_model_type == "qwen3_5_moe_text"
-    same = replace(text_only, architecture=wrapper.architecture, config_class=wrapper.config_class)
+    # vLLM's is_hybrid reads layer_types from the top-level config: the text-only class has the
+    # attribute, the wrapper's class does not (resolve.is_hybrid); every other field agrees
+    assert text_only.mamba is not None and text_only.mamba.hf_layer_types
+    assert wrapper.mamba is not None and not wrapper.mamba.hf_layer_types
+    mamba = replace(text_only.mamba, hf_layer_types=False)
+    same = replace(text_only, architecture=wrapper.architecture, config_class=wrapper.config_class, mamba=mamba)
     assert same == wrapper
 
 

@@ -2796,7 +2796,7 @@ def _nemotron_mlp(
 
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
-#: 0.31.0+ on SM 9.x hold 33,280 bytes a layer beyond the walk, refused for every sparse MLA model),
+#: 0.31.0+ not recorded, refused by name),
 #: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
 #: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
 MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,)}
@@ -2817,7 +2817,7 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
         named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
         it) or above SM 9.x (SM 10.x: FlashInfer's NVFP4 experts, refused elsewhere; SM 12.x: not
         recorded but on 0.28.0), a release outside :data:`MODELOPT_SPARSE_MLA_RELEASES`."""
-    if par.vllm_version not in MODELOPT_SPARSE_MLA_RELEASES and version_key(par.vllm_version) < (0, 31, 0):
+    if par.vllm_version not in MODELOPT_SPARSE_MLA_RELEASES:
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -2909,6 +2909,12 @@ FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE = "0.31.0"
 FLASH_ATTN_MLA_SPARSE_KV_DTYPES = ("auto", "float16", "bfloat16")
 
 
+#: releases where a ModelOpt checkpoint's fp8_e4m3 KV cache (``kv_cache_quant_algo: FP8``) of a
+#: sparse MLA model is recorded on SM 9.x: served by ``FLASHINFER_MLA_SPARSE_SM90`` (0.27.1-0.29.0:
+#: no backend serves it, :func:`_modelopt_sparse_mla_kv`; 0.31.0+: not recorded)
+MODELOPT_FP8_KV_SM90_RELEASES = ("0.30.0",)
+
+
 def flash_attn_mla_sparse_cu_seqlens_bytes(
     max_num_batched_tokens: int,
     par: Parallel,
@@ -2938,6 +2944,11 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     if par.attention_backend is not None and par.attention_backend != "FLASH_ATTN_MLA_SPARSE":
         flag, why = "--attention-backend", f"--attention-backend {par.attention_backend}"
     elif par.attention_backend is None and fp8_kv and par.kv_cache_dtype == "auto":
+        if par.vllm_version in MODELOPT_FP8_KV_SM90_RELEASES:
+            # the checkpoint's fp8_e4m3 cache, which FLASH_ATTN_MLA_SPARSE and FLASHMLA_SPARSE refuse:
+            # FLASHINFER_MLA_SPARSE_SM90 serves it, allocating nothing with the model (recorded:
+            # quant_cases_nvfp4smla.py, DeepSeek-V3.2-NVFP4 on H200 without the workspace manager)
+            return 0
         flag, why = "--kv-cache-dtype", "the checkpoint's fp8 KV cache"
     elif par.kv_cache_dtype not in FLASH_ATTN_MLA_SPARSE_KV_DTYPES:
         flag, why = "--kv-cache-dtype", f"--kv-cache-dtype {par.kv_cache_dtype}"
