@@ -128,13 +128,15 @@ def test_refused_by_name() -> None:
 
 
 def test_plan_h200_gives_the_weights() -> None:
-    """``plan --gpu H200 -tp 8 --kv-cache-dtype bfloat16`` on GLM-5-NVFP4 prints vLLM's figure (0.28.0,
-    plan's default); without the flag it refuses the checkpoints' fp8 cache by name, as vLLM does.
-    (On DeepSeek-V3.2-NVFP4 ``plan`` refuses the bfloat16 flag too: ``deepseek.py`` ``engine_args``
-    takes DeepSeek-V3.2's ``bfloat16`` as ``auto`` before the checkpoint's fp8 applies, where vLLM
-    resolves ``auto`` first; not fixed here.)"""
-    want = RECORDED["0.28.0"][f"{GLM5} H200 --tensor-parallel-size 8 {BF16}"]["allocated_bytes"]
-    _code, out = plan_output(ns.CONFIGS / GLM5, "H200", "--tensor-parallel-size", "8", "--kv-cache-dtype", "bfloat16")
-    assert f"{want:,} bytes" in out, out[-2000:]
+    """``plan --gpu H200 -tp 8 --kv-cache-dtype bfloat16`` on GLM-5-NVFP4 and DeepSeek-V3.2-NVFP4 prints
+    vLLM's figure (0.28.0, plan's default); without the flag it refuses the checkpoints' fp8 cache by
+    name, as vLLM does. (DeepSeek-V3.2's config hook takes the given ``bfloat16`` as ``auto`` after
+    vLLM has resolved the checkpoint's dtype, so the cache stays bfloat16.)"""
+    for name in (GLM5, DSV32):
+        want = RECORDED["0.28.0"][f"{name} H200 --tensor-parallel-size 8 {BF16}"]["allocated_bytes"]
+        _code, out = plan_output(
+            ns.CONFIGS / name, "H200", "--tensor-parallel-size", "8", "--kv-cache-dtype", "bfloat16"
+        )
+        assert f"{want:,} bytes" in out, (name, out[-2000:])
     code, out = plan_output(ns.CONFIGS / GLM5, "H200", "--tensor-parallel-size", "8")
     assert code == 2 and "No valid attention backend" in out, out[-2000:]

@@ -969,6 +969,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     rules = rules_for(args.vllm_version)
     check_mamba_cache_mode_choice(args, rules)  # the CLI parser, before any config is read
     async_on, async_blocker = resolve_async_scheduling(args, rules)
+    # create_engine_config resolves the checkpoint's KV cache dtype for a given ``auto``
+    # (resolve_kv_cache_dtype_string) before VllmConfig runs the models' verify_and_update_config hooks
+    given_kv_dtype = args.kv_cache_dtype
     args = family_of(model).engine_args(model, args)
     args.validate()
     model, args, drafter = _for_release(model, args, drafter, rules)
@@ -1027,7 +1030,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
-    kv_dtype = _target_kv_cache_dtype(model, args)
+    kv_dtype = _target_kv_cache_dtype(model, args, given_kv_dtype)
     # SM 12.x's only sparse backend (FLASHINFER_MLA_SPARSE_SM120) takes fp8_e4m3 as fp8_ds_mla
     sm12 = args.device.capability[0] == 12
     sm90_sparse = family_of(model).handed_backend(model, args, args.attention_backend)
@@ -1285,8 +1288,11 @@ def _resolve_drafter(
     return None
 
 
-def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs) -> str:
-    """``--kv-cache-dtype`` for the target: ``auto`` takes the quantization config's dtype.
+def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs, given: str = "auto") -> str:
+    """``--kv-cache-dtype`` for the target: ``auto`` takes the quantization config's dtype where
+    ``auto`` is what was given (``given``: the flag before the family's config hook; DeepSeek-V3.2's
+    takes a given ``bfloat16`` as ``auto`` after vLLM has resolved the checkpoint's dtype, so a
+    ModelOpt fp8 checkpoint keeps a bfloat16 cache there).
 
     :raises InputError: a layout the model cannot take.
     """
@@ -1299,7 +1305,7 @@ def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs) -> str:
             "(FLASHMLA_SPARSE, for a model with a sparse-attention indexer) serves; for this model the layout "
             "is not modelled",
         )
-    if kv_dtype == "auto" and model.quant.quant_kv_cache_dtype is not None:
+    if kv_dtype == "auto" and given == "auto" and model.quant.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant.quant_kv_cache_dtype
     if kv_dtype == "fp8_e5m2" and model.quant.kv_scales_in_checkpoint:
         raise InputError(
