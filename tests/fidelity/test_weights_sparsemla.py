@@ -25,8 +25,8 @@ from quant_harness import assert_weights, case_ids, dryboot_weights, load_record
 from dryboot.vllm.model_executor.model_loader.weights import index_groups, sparse_mla_index_group_bytes
 
 RECORDED = load_recorded("quant-recorded-sparsemla-")
-#: the recorder's ``--max-model-len`` (record_quant_weights.py), which sizes FLASHMLA_SPARSE's
-#: prefill workspace
+#: the recorder's ``--max-model-len`` (record_quant_weights.py; a row's ``RECORD_ARGV`` may give
+#: another, which vLLM's parser takes last), which sizes FLASHMLA_SPARSE's prefill workspace
 MAX_MODEL_LEN = 4096
 CASES = case_ids(RECORDED)
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
@@ -34,13 +34,14 @@ PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
 
 def _weights(row: dict[str, Any], version: str) -> Any:
     """dryboot's report for a recorded row, at the row's recorded ``max_num_seqs`` and its
-    ``--kv-cache-dtype`` where the row's flags name one."""
+    ``--kv-cache-dtype`` / ``--max-model-len`` where the row's flags name one."""
     argv = row["argv"]
     kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
     if not row["ok"]:  # a failed row records no scheduler: vLLM's default for these cases, 8,192
         row = {**row, "max_num_batched_tokens": 8192, "max_num_seqs": 1024}
+    length = int(argv[argv.index("--max-model-len") + 1]) if "--max-model-len" in argv else MAX_MODEL_LEN
     return dryboot_weights(
-        sm.CONFIGS, row, version, max_num_seqs=row.get("max_num_seqs"), kv_cache_dtype=kv, max_model_len=MAX_MODEL_LEN
+        sm.CONFIGS, row, version, max_num_seqs=row.get("max_num_seqs"), kv_cache_dtype=kv, max_model_len=length
     )
 
 
