@@ -8,8 +8,10 @@ published configs of ``quant_cases_sparsemla.py`` (DeepSeek-V3.2, GLM-5-FP8, GLM
 8.9, 9.0 and 12.0 at TP 8. From 0.30.0 each layer that builds an indexer opens a
 ``SparseMLAIndexGroup`` whose top-k workspace (``[rows + 1, index_topk]`` int32 and more, rows =
 min(max_num_batched_tokens, max_num_seqs x query length)) is allocated with the model: the
-8,405,504 bytes a layer vLLM 0.30.0 held beyond the walk at 1,024 sequences. Byte-exact where
-dryboot answers; refused by name where vLLM fails (no sparse MLA backend on SM 8.9).
+8,405,504 bytes a layer vLLM 0.30.0 held beyond the walk at 1,024 sequences. With an fp8 cache on
+SM 9.x FLASHMLA_SPARSE reserves the worker's workspace while the model is built (rows recorded with
+``RECORD_WORKSPACE=1``, marked ``workspace``). Byte-exact where dryboot answers; refused by name where
+vLLM fails (no sparse MLA backend on SM 8.9, none for index_topk 256 on SM 12.0).
 """
 
 from __future__ import annotations
