@@ -52,6 +52,8 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
     cap = tuple(row["capability"])
     if cap < (9, 0):
         return "no sparse MLA backend below SM 9.0"
+    if cap[0] == 12 and row["config"].startswith("tiny"):  # index_topk 256: FLASHINFER_MLA_SPARSE_SM120 takes 2048
+        return "requires index_topk=2048; got 256"
     argv = row["argv"]
     kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
     named = "--attention-backend" in argv

@@ -1385,6 +1385,8 @@ def _walk(
             None,
             f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
         )
+    if family in MLA_FAMILIES and "index_topk" in config:
+        _refuse_sm120_sparse(config, par, str(arch))
     quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
     if arch in GEMMA3_CONFIG_ONLY and quant.method is not None:
         raise InputError(
@@ -1635,16 +1637,6 @@ def _walk(
             if indexed and not config.get("indexer_rope_interleave", False):
                 # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
                 w.own("rotary", _rotary_bytes(config, rope_dim, rope_b), buffer=True)
-            if par.capability is not None and par.capability[0] == 12:
-                # FlashInferMLASparseSM120Backend.supports_combination: SM 12.x's only sparse backend
-                reasons = sm120_sparse_reasons(True, config.get("index_topk"))
-                if reasons:
-                    raise InputError(
-                        "config.json",
-                        "index_topk",
-                        f"{arch} on SM 12.x: vLLM finds no sparse MLA backend (No valid attention backend found: "
-                        f"{reasons[0]})",
-                    )
             if max_num_batched_tokens is None:
                 raise InputError(
                     "--max-num-batched-tokens",
@@ -2933,6 +2925,23 @@ def flashmla_sparse_workspace_bytes(
         shapes += [(max_num_batched_tokens, h64, d), (max_num_batched_tokens, h64, kv_lora_rank)]
         shapes += [(max_num_batched_tokens, heads, kv_lora_rank)]
     return sum(-(-2 * math.prod(shape) // 256) * 256 for shape in shapes)
+
+
+def _refuse_sm120_sparse(config: Mapping[str, Any], par: Parallel, arch: str) -> None:
+    """Refuse a sparse MLA model on SM 12.x that vLLM's only sparse backend there
+    (``FlashInferMLASparseSM120Backend.supports_combination``) does not take: an ``index_topk``
+    other than 2,048 (vLLM: "No valid attention backend found"), before any other refusal.
+
+    :raises InputError: such a model on SM 12.x (named)."""
+    if par.capability is None or par.capability[0] != 12:
+        return
+    reasons = sm120_sparse_reasons(True, config.get("index_topk"))
+    if reasons:
+        raise InputError(
+            "config.json",
+            "index_topk",
+            f"{arch} on SM 12.x: vLLM finds no sparse MLA backend (No valid attention backend found: {reasons[0]})",
+        )
 
 
 def index_groups(config: Mapping[str, Any], layers: Iterable[int]) -> int:
