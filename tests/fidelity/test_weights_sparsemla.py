@@ -210,3 +210,18 @@ def test_sm120_takes_index_topk_2048_only() -> None:
 
     assert "index_topk=2048; got 256" in (refused("tiny-DeepseekV32-FP8") or "")
     assert refused("zai-org--GLM-5.2-FP8") is None
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.33.0"])
+def test_plan_gives_the_fp8_cache_workspace(version: str) -> None:
+    """``plan`` on DeepSeek-V3.2 with ``--kv-cache-dtype fp8`` on H200 at TP 8 (FLASHMLA_SPARSE) prints
+    vLLM's recorded weights figure, the worker's workspace included (4,096 batched tokens and
+    max_model_len 4,096, as recorded)."""
+    row = RECORDED[version][
+        "deepseek-ai--DeepSeek-V3.2 H200 --tensor-parallel-size 8 --kv-cache-dtype fp8 --max-num-batched-tokens 4096"
+    ]
+    argv = ["--tensor-parallel-size", "8", "--kv-cache-dtype", "fp8", "--max-num-batched-tokens", "4096"]
+    _, out = plan_output(
+        PUBLIC / "deepseek-ai--DeepSeek-V3.2", "H200", *argv, "--vllm-version", version, max_model_len="4096"
+    )
+    assert f"{row['allocated_bytes']:,} bytes" in out, out[-1500:]
