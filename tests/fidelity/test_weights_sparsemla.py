@@ -8,8 +8,10 @@ published configs of ``quant_cases_sparsemla.py`` (DeepSeek-V3.2, GLM-5-FP8, GLM
 8.9, 9.0 and 12.0 at TP 8. From 0.30.0 each layer that builds an indexer opens a
 ``SparseMLAIndexGroup`` whose top-k workspace (``[rows + 1, index_topk]`` int32 and more, rows =
 min(max_num_batched_tokens, max_num_seqs x query length)) is allocated with the model: the
-8,405,504 bytes a layer vLLM 0.30.0 held beyond the walk at 1,024 sequences. Byte-exact where
-dryboot answers; refused by name where vLLM fails (no sparse MLA backend on SM 8.9).
+8,405,504 bytes a layer vLLM 0.30.0 held beyond the walk at 1,024 sequences. With an fp8 cache on
+SM 9.x FLASHMLA_SPARSE reserves the worker's workspace while the model is built (rows recorded with
+``RECORD_WORKSPACE=1``, marked ``workspace``). Byte-exact where dryboot answers; refused by name where
+vLLM fails (no sparse MLA backend on SM 8.9, none for index_topk 256 on SM 12.0).
 """
 
 from __future__ import annotations
@@ -25,18 +27,24 @@ from quant_harness import assert_weights, case_ids, dryboot_weights, load_record
 from dryboot.vllm.model_executor.model_loader.weights import index_groups, sparse_mla_index_group_bytes
 
 RECORDED = load_recorded("quant-recorded-sparsemla-")
+#: the recorder's ``--max-model-len`` (record_quant_weights.py; a row's ``RECORD_ARGV`` may give
+#: another, which vLLM's parser takes last), which sizes FLASHMLA_SPARSE's prefill workspace
+MAX_MODEL_LEN = 4096
 CASES = case_ids(RECORDED)
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
 
 
 def _weights(row: dict[str, Any], version: str) -> Any:
     """dryboot's report for a recorded row, at the row's recorded ``max_num_seqs`` and its
-    ``--kv-cache-dtype`` where the row's flags name one."""
+    ``--kv-cache-dtype`` / ``--max-model-len`` where the row's flags name one."""
     argv = row["argv"]
     kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
     if not row["ok"]:  # a failed row records no scheduler: vLLM's default for these cases, 8,192
         row = {**row, "max_num_batched_tokens": 8192, "max_num_seqs": 1024}
-    return dryboot_weights(sm.CONFIGS, row, version, max_num_seqs=row.get("max_num_seqs"), kv_cache_dtype=kv)
+    length = int(argv[argv.index("--max-model-len") + 1]) if "--max-model-len" in argv else MAX_MODEL_LEN
+    return dryboot_weights(
+        sm.CONFIGS, row, version, max_num_seqs=row.get("max_num_seqs"), kv_cache_dtype=kv, max_model_len=length
+    )
 
 
 def _refusal(row: dict[str, Any], version: str) -> str | None:
@@ -44,8 +52,12 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
     cap = tuple(row["capability"])
     if cap < (9, 0):
         return "no sparse MLA backend below SM 9.0"
-    quantized_kv = "--kv-cache-dtype" in row["argv"] and "fp8" in row["argv"]
-    if cap[0] == 9 and quantized_kv:  # FLASHMLA_SPARSE: the worker's workspace grows while loading
+    if cap[0] == 12 and row["config"].startswith("tiny"):  # index_topk 256: FLASHINFER_MLA_SPARSE_SM120 takes 2048
+        return "requires index_topk=2048; got 256"
+    argv = row["argv"]
+    kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
+    named = "--attention-backend" in argv
+    if cap[0] == 9 and (named or kv not in ("auto", "bfloat16", "float16", "fp8", "fp8_ds_mla")):
         return "another backend than FLASH_ATTN_MLA_SPARSE"
     if version == "0.33.0" and cap >= (10, 0):
         return "shared counter"  # 0.33.0's FlashInfer attention buffer (the oracle fails there too)
@@ -99,8 +111,7 @@ def test_flash_attn_sparse_layers_hold_their_cu_seqlens() -> None:
     with _pytest.raises(InputError, match="another backend than FLASH_ATTN_MLA_SPARSE"):
         nbytes("0.28.0", (9, 0), kv_cache_dtype="fp8_e4m3")
     assert nbytes("0.33.0", (12, 0)) == nbytes("0.33.0", (10, 0)) == 0
-    with _pytest.raises(InputError, match="another backend than FLASH_ATTN_MLA_SPARSE"):
-        nbytes("0.31.0", (9, 0), kv_cache_dtype="fp8")
+    assert nbytes("0.31.0", (9, 0), kv_cache_dtype="fp8") == 0  # FLASHMLA_SPARSE's: its workspace
     with _pytest.raises(InputError, match="--attention-backend FLASHMLA_SPARSE"):
         nbytes("0.32.0", (9, 0), attention_backend="FLASHMLA_SPARSE")
 
@@ -149,3 +160,68 @@ def test_live_oracle(tmp_path: Path) -> None:
     )
     for row in doc["cases"].values():
         assert_weights(_weights(row, doc["vllm"]), row, _refusal(row, doc["vllm"]))
+
+
+def test_flashmla_sparse_reserves_the_worker_workspace() -> None:
+    """With an fp8 cache on SM 9.x vLLM serves sparse MLA with FLASHMLA_SPARSE, whose layers reserve
+    the worker's workspace while the model is built (one buffer, the largest request, parts in
+    256-byte steps): the 174,587,904 bytes beyond the walk vLLM 0.30.0 held for the tiny stand-in
+    (TP 1, 16 heads, 8,192 batched tokens, max_model_len 4,096: [8192, 16, 576] + [20480, 576]
+    bf16); 0.31.0 adds the prefill buffers [8192, 64, 576], [8192, 64, 512], [8192, 16, 512]
+    (1,449,656,320 in all); from 0.32.0 the prefill rows are 2 x max_model_len past 262,144."""
+    from dryboot.vllm.model_executor.model_loader.weights import (
+        Parallel,
+        flashmla_sparse_serves,
+        flashmla_sparse_workspace_bytes,
+    )
+
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.30.0") == 174_587_904
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.28.0") == 174_587_904
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.31.0") == 1_449_656_320
+    long_ctx = 163_840 * 2
+    assert (
+        flashmla_sparse_workspace_bytes(8192, long_ctx, 16, 512, 64, "0.33.0")
+        - flashmla_sparse_workspace_bytes(8192, long_ctx, 16, 512, 64, "0.31.0")
+        == (2 - 5) * long_ctx * 576 * 2
+    )
+    h100 = Parallel(capability=(9, 0), kv_cache_dtype="fp8")
+    assert flashmla_sparse_serves(h100, 576, 2)
+    assert not flashmla_sparse_serves(h100, 512, 2)  # FLASHINFER_MLA_SPARSE_SM90 first
+    assert not flashmla_sparse_serves(Parallel(capability=(9, 0), kv_cache_dtype="fp8_e4m3"), 576, 2)
+    assert not flashmla_sparse_serves(Parallel(capability=(10, 0), kv_cache_dtype="fp8"), 576, 2)
+
+
+def test_sm120_takes_index_topk_2048_only() -> None:
+    """On SM 12.x vLLM's only sparse MLA backend (FLASHINFER_MLA_SPARSE_SM120) takes index_topk 2,048
+    only: the tiny stand-in (256) finds no backend ("No valid attention backend", recorded on RTX
+    5090), so its weights are refused by name, not printed; the published configs (2,048) answer."""
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+    def refused(name: str) -> str | None:
+        return model_weights(
+            sm.CONFIGS / name,
+            tp=1 if name.startswith("tiny") else 8,
+            compute_capability=(12, 0),
+            sm_count=170,
+            vllm_version="0.30.0",
+            max_num_batched_tokens=8192,
+            max_num_seqs=1024,
+        ).refused
+
+    assert "index_topk=2048; got 256" in (refused("tiny-DeepseekV32-FP8") or "")
+    assert refused("zai-org--GLM-5.2-FP8") is None
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.33.0"])
+def test_plan_gives_the_fp8_cache_workspace(version: str) -> None:
+    """``plan`` on DeepSeek-V3.2 with ``--kv-cache-dtype fp8`` on H200 at TP 8 (FLASHMLA_SPARSE) prints
+    vLLM's recorded weights figure, the worker's workspace included (4,096 batched tokens and
+    max_model_len 4,096, as recorded)."""
+    row = RECORDED[version][
+        "deepseek-ai--DeepSeek-V3.2 H200 --tensor-parallel-size 8 --kv-cache-dtype fp8 --max-num-batched-tokens 4096"
+    ]
+    argv = ["--tensor-parallel-size", "8", "--kv-cache-dtype", "fp8", "--max-num-batched-tokens", "4096"]
+    _, out = plan_output(
+        PUBLIC / "deepseek-ai--DeepSeek-V3.2", "H200", *argv, "--vllm-version", version, max_model_len="4096"
+    )
+    assert f"{row['allocated_bytes']:,} bytes" in out, out[-1500:]

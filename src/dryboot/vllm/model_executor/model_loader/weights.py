@@ -56,6 +56,7 @@ from dryboot.vllm.backends import (
     backend_table,
     default_backend,
     flashinfer_kv_counter_bytes,
+    sm120_sparse_reasons,
 )
 from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.kv_cache_interface import LayerKind
@@ -1412,6 +1413,8 @@ def _walk(
             None,
             f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
         )
+    if family in MLA_FAMILIES and "index_topk" in config:
+        _refuse_sm120_sparse(config, par, str(arch))
     quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
     if arch in GEMMA3_CONFIG_ONLY and quant.method is not None:
         raise InputError(
@@ -1681,6 +1684,30 @@ def _walk(
             )
             for _ in range(n_attention if cu_seqlens else 0):
                 w.own("sparse MLA cu_seqlens", cu_seqlens, buffer=True)
+            if n_attention and flashmla_sparse_serves(par, mla_head, ab, fp8_kv):
+                if max_model_len is None:
+                    raise InputError(
+                        "--max-model-len",
+                        None,
+                        f"{arch} with an fp8 KV cache on SM 9.x reserves FLASHMLA_SPARSE's prefill workspace "
+                        "(5 x max_model_len rows) with the weights: give max_model_len",
+                    )
+                if dtype in ("float16", "half", "fp16") or (dtype == "auto" and config.get("torch_dtype") == "float16"):
+                    raise InputError(
+                        "--dtype",
+                        None,
+                        f"{arch} in float16 with an fp8 KV cache on SM 9.x: FLASHMLA_SPARSE serves bfloat16 only "
+                        "(vLLM's selector then finds another backend, not modelled)",
+                    )
+                workspace = flashmla_sparse_workspace_bytes(
+                    max_num_batched_tokens,
+                    max_model_len,
+                    _int(config, "num_attention_heads") // par.tp,
+                    _int(config, "kv_lora_rank"),
+                    _int(config, "qk_rope_head_dim"),
+                    par.vllm_version,
+                )
+                w.own("FLASHMLA_SPARSE workspace", workspace, buffer=True)
             if groups and version_key(par.vllm_version) >= version_key(SPARSE_MLA_INDEX_GROUP_RELEASE):
                 if par.max_num_seqs is None:
                     raise InputError(
@@ -2934,15 +2961,18 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     cache, ``fp8_kv``, is quantized) and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other than
     512. ``dtype_bytes``: the model dtype's.
 
-    :raises InputError: SM 9.x where another sparse backend would serve (a quantized or 32-bit cache
-        or model, a 512 head, another named backend): ``FLASHMLA_SPARSE`` reserves the worker's
-        workspace in ``__init__``, inside ``Model loading took`` (recorded with the workspace manager
-        set up: 174,587,904 bytes beyond the walk for the tiny DeepSeek-V3.2 stand-in with an fp8
-        cache on 0.30.0), not modelled."""
+    0 too where ``FLASHMLA_SPARSE`` serves an ``fp8`` cache (:func:`flashmla_sparse_serves`: its
+    workspace is :func:`flashmla_sparse_workspace_bytes`).
+
+    :raises InputError: SM 9.x where another sparse backend would serve (another quantized or a
+        32-bit cache or model, a checkpoint's fp8 cache, a 512 head, another named backend): their
+        allocations with the model are not modelled."""
     if par.capability is None or par.capability[0] != 9:
         return 0
     if par.attention_backend is not None and par.attention_backend != "FLASH_ATTN_MLA_SPARSE":
         flag, why = "--attention-backend", f"--attention-backend {par.attention_backend}"
+    elif flashmla_sparse_serves(par, head_size, dtype_bytes, fp8_kv):
+        return 0
     elif par.attention_backend is None and fp8_kv and par.kv_cache_dtype == "auto":
         if par.vllm_version in MODELOPT_FP8_KV_SM90_RELEASES:
             # the checkpoint's fp8_e4m3 cache, which FLASH_ATTN_MLA_SPARSE and FLASHMLA_SPARSE refuse:
@@ -2967,6 +2997,77 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
         "with another backend than FLASH_ATTN_MLA_SPARSE, whose allocations with the model (FLASHMLA_SPARSE: "
         "the worker's workspace) are not modelled",
     )
+
+
+#: the ``--kv-cache-dtype`` values ``FLASHMLA_SPARSE`` takes as its ``fp8_ds_mla`` cache (``fp8``: its alias)
+FLASHMLA_SPARSE_KV_DTYPES = ("fp8", "fp8_ds_mla")
+#: the first release whose ``FlashMLASparseImpl`` reserves the prefill query/output buffers too
+FLASHMLA_SPARSE_PREFILL_BUFFERS_RELEASE = "0.31.0"
+#: the first release whose prefill workspace factor falls to 2 past 262,144 tokens
+#: (``sparse_mla_prefill_workspace_factor``, resolved in ``VllmConfig.__post_init__``)
+FLASHMLA_SPARSE_FACTOR_RELEASE = "0.32.0"
+
+
+def flashmla_sparse_serves(par: Parallel, head_size: int, dtype_bytes: int, fp8_kv: bool = False) -> bool:
+    """Whether vLLM's attention selector picks ``FLASHMLA_SPARSE`` for a sparse MLA model on SM 9.x
+    (``platforms/cuda.py``: after ``FLASH_ATTN_MLA_SPARSE``, which takes no quantized cache) and
+    dryboot models its workspace (:func:`flashmla_sparse_workspace_bytes`): no named backend, an
+    ``fp8`` / ``fp8_ds_mla`` cache given by ``--kv-cache-dtype`` (not a checkpoint's ``fp8_kv``), a
+    16-bit model dtype (``dtype_bytes``) and an MLA head (``head_size``) other than 512 (from 0.30.0
+    ``FLASHINFER_MLA_SPARSE_SM90`` comes first for it)."""
+    return (
+        par.capability is not None
+        and par.capability[0] == 9
+        and par.attention_backend is None
+        and par.kv_cache_dtype in FLASHMLA_SPARSE_KV_DTYPES
+        and dtype_bytes == 2
+        and head_size != 512
+    )
+
+
+def flashmla_sparse_workspace_bytes(
+    max_num_batched_tokens: int,
+    max_model_len: int,
+    heads: int,
+    kv_lora_rank: int,
+    qk_rope_head_dim: int,
+    vllm_version: str,
+) -> int:
+    """Bytes of the worker's workspace (``v1/worker/workspace.py``: one uint8 buffer, grown to the
+    largest request, each part rounded up to 256 bytes) after the sparse MLA layers'
+    ``FlashMLASparseImpl.__init__`` reserve theirs with an ``fp8_ds_mla`` cache (every layer asks
+    the same, so the workspace holds one request). The bf16 parts, ``T`` = ``max_num_batched_tokens``,
+    ``H`` = ``heads`` (one rank's), ``D`` = ``kv_lora_rank + qk_rope_head_dim``, ``L`` = ``kv_lora_rank``:
+    ``q_concat`` ``[T, H, D]`` and the prefill workspace ``[factor x max_model_len, D]`` (factor 5;
+    from 0.32.0 2 past 262,144 tokens); from 0.31.0 also ``[T, H64, D]``, ``[T, H64, L]`` and
+    ``[T, H, L]`` (``H64``: ``H`` rounded up to 64, the Hopper prefill padding). Without prefill or
+    decode context parallelism (not modelled)."""
+    d = kv_lora_rank + qk_rope_head_dim
+    after = version_key(vllm_version) >= version_key(FLASHMLA_SPARSE_FACTOR_RELEASE)
+    factor = 2 if after and max_model_len > 256 * 1024 else 5
+    shapes = [(max_num_batched_tokens, heads, d), (factor * max_model_len, d)]
+    if version_key(vllm_version) >= version_key(FLASHMLA_SPARSE_PREFILL_BUFFERS_RELEASE):
+        h64 = -(-heads // 64) * 64
+        shapes += [(max_num_batched_tokens, h64, d), (max_num_batched_tokens, h64, kv_lora_rank)]
+        shapes += [(max_num_batched_tokens, heads, kv_lora_rank)]
+    return sum(-(-2 * math.prod(shape) // 256) * 256 for shape in shapes)
+
+
+def _refuse_sm120_sparse(config: Mapping[str, Any], par: Parallel, arch: str) -> None:
+    """Refuse a sparse MLA model on SM 12.x that vLLM's only sparse backend there
+    (``FlashInferMLASparseSM120Backend.supports_combination``) does not take: an ``index_topk``
+    other than 2,048 (vLLM: "No valid attention backend found"), before any other refusal.
+
+    :raises InputError: such a model on SM 12.x (named)."""
+    if par.capability is None or par.capability[0] != 12:
+        return
+    reasons = sm120_sparse_reasons(True, config.get("index_topk"))
+    if reasons:
+        raise InputError(
+            "config.json",
+            "index_topk",
+            f"{arch} on SM 12.x: vLLM finds no sparse MLA backend (No valid attention backend found: {reasons[0]})",
+        )
 
 
 def index_groups(config: Mapping[str, Any], layers: Iterable[int]) -> int:

@@ -211,7 +211,9 @@ def unquantized(
 def _text(config: Mapping[str, Any], architecture: str, par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """The walk over ``config`` built as ``architecture``."""
     text = {**config, "architectures": [architecture]}
-    return W._walk(text, par, args.hf_quant, args.dtype, None, True, args.max_num_batched_tokens)
+    return W._walk(
+        text, par, args.hf_quant, args.dtype, None, True, args.max_num_batched_tokens, max_model_len=args.max_model_len
+    )
 
 
 def built_as(
