@@ -29,12 +29,12 @@ import json
 from typing import Any
 
 import pytest
-from weights_records import DATA, assert_stages, int_flag
+from weights_records import DATA, assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
 from dryboot.vllm import versions
-from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+from dryboot.vllm.model_executor.model_loader.weights import rank_weights
 
 RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 DOCS = {v: json.loads((DATA / f"recorded-{v}-backend.json").read_text()) for v in RELEASES}
@@ -72,13 +72,7 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 def _rank(row: dict[str, Any], stage: int, version: str = "0.29.0") -> Any:
     argv = row["argv"]
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        vllm_version=version,
-    )
+    par = stage_parallel(argv, stage, version)
     return rank_weights(_config(row), par, max_num_batched_tokens=row.get("max_num_batched_tokens", 8192))
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import assert_stages, int_flag
+from weights_records import assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -55,13 +55,7 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 def _rank(row: dict[str, Any], stage: int, version: str) -> Any:
     argv = row["argv"]
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        vllm_version=version,
-    )
+    par = stage_parallel(argv, stage, version)
     return rank_weights(_config(row), par, max_num_batched_tokens=row.get("max_num_batched_tokens", 8192))
 
 

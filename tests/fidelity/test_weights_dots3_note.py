@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import int_flag
+from weights_records import int_flag, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -58,14 +58,7 @@ def _config(name: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rank(config: dict[str, Any], argv: list[str], stage: int, mnbt: int = 8192, **kw: Any) -> Any:
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        vllm_version=kw.pop("version", VERSION),
-        **kw,
-    )
+    par = stage_parallel(argv, stage, kw.pop("version", VERSION), **kw)
     return rank_weights(config, par, max_num_batched_tokens=mnbt, language_model_only="--language-model-only" in argv)
 
 

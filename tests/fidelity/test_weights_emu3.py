@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 import pytest
-from weights_records import DATA, assert_stages, broken_cases, int_flag, overlaid_tiny
+from weights_records import DATA, assert_stages, broken_cases, overlaid_tiny, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -45,12 +45,7 @@ RECORDED = {
 
 def _rank(name: str, row: dict[str, Any], stage: int, version: str | None = None) -> Any:
     argv = row["argv"]
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        vllm_version=version or FILES[name],
-    )
+    par = stage_parallel(argv, stage, version or FILES[name])
     return rank_weights(
         overlaid_tiny(ARCH, DOCS[name]),
         par,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import assert_stages, int_flag
+from weights_records import assert_in_sweep, assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -52,14 +52,7 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 def _rank(row: dict[str, Any], stage: int, version: str) -> Any:
     argv = row["argv"]
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        capability=(9, 0),
-        vllm_version=version,
-    )
+    par = stage_parallel(argv, stage, version, capability=(9, 0))
     return rank_weights(_config(row), par, max_num_batched_tokens=row.get("max_num_batched_tokens", 8192))
 
 
@@ -73,12 +66,7 @@ def test_recorded() -> None:
         assert len(DOCS[f"recorded-{v}-glm5next-configs.json"]["cases"]) == 35, v
         refused = {cid for (name, cid), row in RECORDED.items() if v in name and not row["ok"]}
         assert len(refused) == 8 and all("--tensor-parallel-size 8" in cid for cid in refused), v
-        sweep = json.loads((DATA / f"recorded-{v}-sweep.json").read_text())["cases"]
-        cid = f"arch--{ARCH} --tensor-parallel-size 1"
-        tiny = DOCS[f"recorded-{v}-glm5next.json"]["cases"][cid]
-        assert {k: x for k, x in sweep[cid].items() if k != "seconds"} == {
-            k: x for k, x in tiny.items() if k != "seconds"
-        }
+        assert_in_sweep(v, ARCH, DOCS[f"recorded-{v}-glm5next.json"]["cases"][f"arch--{ARCH} --tensor-parallel-size 1"])
 
 
 @pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import assert_stages, int_flag
+from weights_records import assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -60,14 +60,7 @@ def _config_and_files(row: dict[str, Any]) -> tuple[dict[str, Any], Path | None]
 def _rank(row: dict[str, Any], stage: int) -> Any:
     argv = row["argv"]
     config, files = _config_and_files(row)
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        capability=(9, 0),
-        vllm_version="0.33.0",
-    )
+    par = stage_parallel(argv, stage, "0.33.0", capability=(9, 0))
     return rank_weights(
         config,
         par,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import assert_stages, int_flag
+from weights_records import assert_in_sweep, assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -55,14 +55,7 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 def _rank(row: dict[str, Any], stage: int, version: str = "0.33.0", capability: tuple[int, int] | None = (9, 0)) -> Any:
     argv = row["argv"]
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        capability=capability,
-        vllm_version=version,
-    )
+    par = stage_parallel(argv, stage, version, capability=capability)
     return rank_weights(_config(row), par, max_num_batched_tokens=row.get("max_num_batched_tokens", 8192))
 
 
@@ -74,12 +67,7 @@ def test_recorded() -> None:
         for name in FILES
     }
     for v in RELEASES[1:]:  # 0.29.0 has no sweep record
-        sweep = json.loads((DATA / f"recorded-{v}-sweep.json").read_text())["cases"]
-        cid = f"arch--{ARCH} --tensor-parallel-size 1"
-        tiny = DOCS[f"recorded-{v}-hy-v4.json"]["cases"][cid]
-        assert {k: x for k, x in sweep[cid].items() if k != "seconds"} == {
-            k: x for k, x in tiny.items() if k != "seconds"
-        }
+        assert_in_sweep(v, ARCH, DOCS[f"recorded-{v}-hy-v4.json"]["cases"][f"arch--{ARCH} --tensor-parallel-size 1"])
 
 
 @pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))

@@ -22,12 +22,12 @@ import json
 from typing import Any
 
 import pytest
-from weights_records import DATA, assert_stages, broken_cases, int_flag, overlaid_tiny
+from weights_records import DATA, assert_stages, broken_cases, overlaid_tiny, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
 from dryboot.vllm import versions
-from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+from dryboot.vllm.model_executor.model_loader.weights import rank_weights
 
 ARCH = "VibeVoiceAsrForConditionalGeneration"
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -47,12 +47,7 @@ RECORDED = {
 
 def _rank(name: str, row: dict[str, Any], stage: int, config: dict[str, Any] | None = None) -> Any:
     argv = row["argv"]
-    par = Parallel(
-        tp=int_flag(argv, "--tensor-parallel-size"),
-        pp=int_flag(argv, "--pipeline-parallel-size"),
-        pp_rank=stage,
-        vllm_version=FILES[name],
-    )
+    par = stage_parallel(argv, stage, FILES[name])
     return rank_weights(
         config or overlaid_tiny(ARCH, DOCS[name]),
         par,

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"
 
@@ -19,6 +20,27 @@ DATA = Path(__file__).resolve().parent / "data" / "weights"
 def int_flag(argv: list[str], name: str, default: int = 1) -> int:
     """The integer value of ``name`` in a recorded argv, ``default`` where the flag is absent."""
     return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
+def stage_parallel(argv: list[str], stage: int, version: str, **extra: Any) -> Parallel:
+    """The rank of pipeline stage ``stage`` that a recorded case's flags ``argv`` build on vLLM
+    ``version`` (its TP, PP and expert parallelism); ``extra``: other :class:`Parallel` fields."""
+    return Parallel(
+        tp=int_flag(argv, "--tensor-parallel-size"),
+        pp=int_flag(argv, "--pipeline-parallel-size"),
+        pp_rank=stage,
+        expert_parallel="--enable-expert-parallel" in argv,
+        vllm_version=version,
+        **extra,
+    )
+
+
+def assert_in_sweep(version: str, architecture: str, tiny: Mapping[str, Any]) -> None:
+    """A family's own record of its tiny config at TP 1 (``tiny``) is the release's weights sweep
+    row (``recorded-<version>-sweep.json``), timing aside."""
+    sweep = json.loads((DATA / f"recorded-{version}-sweep.json").read_text())["cases"]
+    row = sweep[f"arch--{architecture} --tensor-parallel-size 1"]
+    assert {k: x for k, x in row.items() if k != "seconds"} == {k: x for k, x in tiny.items() if k != "seconds"}
 
 
 def recorded_cases(
