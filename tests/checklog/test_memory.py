@@ -353,3 +353,5 @@ def test_weights_sized_by_the_scheduler_are_answered_as_plan_does(monkeypatch) -
     mem = _model_loading_only(bf16, {"kv_cache_dtype": "fp8"})
     assert mem.refused is None and mem.checks[0].status == "confirmed"
     assert seen[-1]["kv_cache_dtype"] == "fp8"
+    # the length vLLM builds the model with reaches the walk, as plan passes it (its derived one here)
+    assert seen[-1]["max_model_len"] == 40960

@@ -33,6 +33,7 @@ from typing import Any
 
 from dryboot.checklog.parse import LogFacts, LogLine
 from dryboot.errors import InputError
+from dryboot.planner.budget import weights_max_model_len
 from dryboot.planner.plan import Plan
 from dryboot.vllm.worker.budget import Budget, KvEstimate
 from dryboot.vllm.worker.interval import Interval
@@ -504,6 +505,9 @@ def check_memory(
                 language_model_only=language_model_only,
                 max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
                 max_num_seqs=args.resolved_max_num_seqs(),
+                # the length vLLM builds the model with (a rotary table spanning it, FLASHMLA_SPARSE's
+                # prefill workspace), as plan passes it
+                max_model_len=weights_max_model_len(p.model, args, drafter),
                 num_speculative_tokens=args.num_speculative_tokens or 0,
                 **serving_gpu(gpu, args.vllm_version),
                 kv_cache_dtype=args.kv_cache_dtype,
