@@ -57,6 +57,7 @@ from dryboot.vllm.models.registry import (
     family_for,
     family_of,
     is_draft_model,
+    release_registry_file,
 )
 from dryboot.vllm.versions import (
     VersionRules,
@@ -934,7 +935,8 @@ def is_hybrid(model: ModelGeometry, rules: VersionRules) -> bool:
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """``model`` as ``rules``' release reads its config (its family's ``for_release`` hook: the
-    release's layers), then ``ModelConfig.is_hybrid`` (:func:`is_hybrid`): an ``IsHybrid`` class
+    release's layers; served by its Transformers backend, no stage needs an MoE layer), then
+    ``ModelConfig.is_hybrid`` (:func:`is_hybrid`): an ``IsHybrid`` class
     the release counts as no hybrid (its layers all attention) keeps no state either, so no mamba
     cache mode, hybrid block alignment or state page.
 
@@ -942,6 +944,12 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
         all-attention layers): vLLM's ``MambaBase.get_kv_cache_spec`` asserts a mamba block size,
         which only a hybrid gets."""
     model = family_of(model).for_release(model, rules)
+    if model.parallel.first_moe_layer is not None and str(
+        release_registry_file(model.architecture, rules.version) or ""
+    ).startswith("transformers"):
+        # the backend's MoEMixin.recursive_replace fuses the expert blocks a stage holds and needs
+        # none: a stage of dense layers builds (Mellum at TP 2 x PP 3 on 0.32.0 / 0.33.0, recorded)
+        model = model.evolve(first_moe_layer=None)
     if model.is_hybrid and not is_hybrid(model, rules):
         if any(k.is_mamba for k in model.layer_kinds):
             # a state cache without a layer_types entry (Qwen4-Exp's PLE beside all-attention layers):

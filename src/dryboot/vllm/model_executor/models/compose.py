@@ -516,6 +516,7 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
             head_bias=False,
             every_stage=False,
             attention_replicated=whole,
+            stage_needs_moe=False,
         )
     biased = _flag(config, layout.qkv_bias)
     fused = not (biased or whole) or rules.transformers_backend_fuses_biased_qkv
@@ -529,6 +530,7 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
         every_stage=False,
         attention_replicated=whole,
         kv_rows_split=rules.backend_text_attention_whole,
+        stage_needs_moe=False,
     )
 
 

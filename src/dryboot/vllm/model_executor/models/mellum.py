@@ -2,7 +2,8 @@
 of ``mlp_layer_types`` a dense gated MLP (``dense``) or a MoE block (``sparse``: router ``[E, H]``,
 ``num_experts`` experts of ``moe_intermediate_size``); ``rope_parameters`` per layer type, so one
 rotary table per type among the stage's layers (``get_rope`` caches one per distinct rope); the
-head untied. A pipeline stage without MoE layers is refused, as vLLM refuses it."""
+head untied. A pipeline stage without MoE layers is refused, as vLLM's own class (up to 0.31.0) refuses
+it; the Transformers backend (0.32+) builds it (`compose.backend_layout`)."""
 
 from __future__ import annotations
 
