@@ -35,12 +35,12 @@ def stage_parallel(argv: list[str], stage: int, version: str, **extra: Any) -> P
     )
 
 
-def assert_in_sweep(version: str, architecture: str, tiny: Mapping[str, Any]) -> None:
-    """A family's own record of its tiny config at TP 1 (``tiny``) is the release's weights sweep
-    row (``recorded-<version>-sweep.json``), timing aside."""
-    sweep = json.loads((DATA / f"recorded-{version}-sweep.json").read_text())["cases"]
-    row = sweep[f"arch--{architecture} --tensor-parallel-size 1"]
-    assert {k: x for k, x in row.items() if k != "seconds"} == {k: x for k, x in tiny.items() if k != "seconds"}
+def assert_in_sweep(version: str, architecture: str, cases: Mapping[str, Any]) -> None:
+    """A family's own record of its tiny config at TP 1 (in ``cases``, a record file's cases) is the
+    release's weights sweep row (``recorded-<version>-sweep.json``), timing aside."""
+    cid = f"arch--{architecture} --tensor-parallel-size 1"
+    row = json.loads((DATA / f"recorded-{version}-sweep.json").read_text())["cases"][cid]
+    assert {k: x for k, x in row.items() if k != "seconds"} == {k: x for k, x in cases[cid].items() if k != "seconds"}
 
 
 def recorded_cases(
