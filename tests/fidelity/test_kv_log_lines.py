@@ -38,8 +38,6 @@ import sm90_composite_cases as S90
 from test_frontier import dryboot_answer
 from test_releases import _kv_lines
 
-from dryboot.vllm.kv_cache_utils import packed
-
 pytestmark = pytest.mark.fidelity
 
 _WORK = Path(tempfile.mkdtemp(prefix="dryboot-kvlog-"))
@@ -140,20 +138,9 @@ def _sm12_mla(version: str) -> Iterator[Row]:
 NOT_MODELLED = ("precluded higher-priority backend(s)", "defaulting to FA version 2")
 
 
-def _dsv4_block_line(line: str) -> bool:
-    """DeepSeek-V4's block-size line, while this tree's ``kv_cache_utils/packed.py`` names the sparse SWA
-    backend alone on every release: branch s22-dsv4 names every backend in layer order on 0.31+ and the
-    first on earlier releases (``packed.block_log_backends``). Once that is merged the lines are compared."""
-    return (
-        not hasattr(packed, "block_log_backends")
-        and line.startswith("Setting kv cache block size")
-        and any(name in line for name in ("DEEPSEEK_SPARSE_SWA", "DEEPSEEK_V4_INDEXER"))
-    )
-
-
 def kv_lines(log: Any) -> set[str]:
     """The KV cache lines of ``log`` compared (``test_releases._kv_lines``, less :data:`NOT_MODELLED`)."""
-    return {m for m in _kv_lines(log) if not any(k in m for k in NOT_MODELLED) and not _dsv4_block_line(m)}
+    return {m for m in _kv_lines(log) if not any(k in m for k in NOT_MODELLED)}
 
 
 def _versions(paths: list[Path]) -> list[str]:
@@ -168,10 +155,7 @@ SETS: dict[str, tuple[list[str], Callable[[str], Iterator[Row]]]] = {
     "sm90-composite": ([v for v in S90.RELEASES if S90.recorded(v)], _sm90),
     "inkling": ([INK.RELEASE], _inkling),
     "deepseek-v4-gpus": (list(DSV4.RELEASES), _deepseek_v4),
-    # 0.30.0 / 0.31.0 left out: there vLLM logs the hybrid attention block line and the backends' kernel
-    # block ("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend."), dryboot the 0.32.0 line
-    # (the figures agree, test_glm5next.py; 25 of 31 cases a release differ in these lines: not fixed yet)
-    "glm5next": (sorted(GLM5N.EVERY_CASE), _glm5next),
+    "glm5next": (sorted({GLM5N.VERSION, *GLM5N.EARLIER}), _glm5next),
     "hy-v4": (list(HYV4.RELEASES), _hy_v4),
     "dots3-note": ([DOTS3.VERSION], _dots3_note),
     "sm12-mla": ([v for v in SM12.RELEASES if SM12.recorded(v)], _sm12_mla),

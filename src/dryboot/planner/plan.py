@@ -667,8 +667,12 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         own = [*own, cfg.drafter_backend]
     if own:
         # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): a block
-        # every one addresses; the hybrid alignment takes the first's kernel blocks
-        block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
+        # every one addresses (0.31+), before that the first's preferred block; the hybrid alignment takes
+        # the first's kernel blocks
+        if cfg.rules.block_size_log_backends:
+            block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
+        else:
+            block_size, phase1_log = preferred_block_size(own[0], args.block_size)
         phase1 = own[0]
     elif LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
@@ -709,7 +713,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # stage without Gated DeltaNet layers takes no checkpoint alignment (0.33 aligns per worker)
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
         if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90 and LayerKind.GDN in model.kinds
-        else tuple(b.smallest_kernel_block for b in own if b.kernel_blocks),
+        else (
+            *(b.smallest_kernel_block for b in own if b.kernel_blocks),
+            *family_of(model).hybrid_block_alignments(model, args),
+        ),
         max_model_len=cfg.max_model_len,
     )
     log.extend(decision.log)

@@ -93,8 +93,10 @@ class VersionRules:
     :param autofit_log_kv_memory: the auto-fit line names the KV cache memory ("fits in available
         KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory";
         X is the budget less the null block's bytes (``check_memory``), what the checks see.
-    :param block_size_log_backends: the preferred-block line names every attention backend,
-        "for A/B backend(s)." (0.31+: ``platforms/interface.py`` ``update_block_size_for_backend``).
+    :param block_size_log_backends: phase 1 takes a block every attention backend addresses
+        (``Platform._preferred_block_size_for_backends``) and its line names them all, "for A/B
+        backend(s)." (0.31+: ``platforms/interface.py`` ``update_block_size_for_backend``); before, the
+        first attention layer's backend's preferred block alone (``_find_non_ssm_backend``).
     :param mamba_cache_mode_ignored: ``--mamba-cache-mode`` has no effect (a deprecation warning);
         the mode follows ``--enable-prefix-caching`` (0.33: ``engine/arg_utils.py``
         ``create_engine_config`` no longer passes it to ``CacheConfig``).

@@ -68,7 +68,7 @@ from dryboot.vllm.config.resolve import model_dtype_of
 from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, gdn_state_shapes, state_bytes
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size
 from dryboot.vllm.platforms import cdiv
@@ -123,6 +123,9 @@ SCALE_BYTES = 4
 #: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
 #: ``index_kpool`` times these (``get_paged_mqa_page_sizes``; 64 alone on SM 12.x)
 PAGED_MQA_STATES = (32, 64)
+#: the indexer key cache's backend on vLLM 0.30.0 / 0.31.0 (``DeepseekV32IndexerBackend`` on CUDA: 64-token
+#: kernel blocks, which it prefers: "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.")
+V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64),), True, is_mla=True)
 #: the KPOOL_TAIL backend (``KpoolTailBackend``: ``MultipleOf(1)``)
 KPOOL_TAIL = AttentionBackend("KPOOL_TAIL", (KernelBlock(1, multiple_of=True),), False)
 #: the KV cache dtypes an SM 9.x sparse MLA backend takes (``FLASHINFER_MLA_SPARSE_SM90``'s; fp8
@@ -676,11 +679,45 @@ def backend_assumption(model: ModelGeometry) -> str | None:
 
 def block_backends(model: ModelGeometry, args: EngineArgs, backend: AttentionBackend) -> list[AttentionBackend]:
     """The attention backends the block is chosen over, in the order their layers are built
-    (``Platform._find_non_ssm_backends``): the indexer key cache's, the tail ring's, the MLA
-    layers' ``backend``; none for dense MLA (:func:`is_dense`: the planner's own choice over ``backend``)."""
+    (``Platform._find_non_ssm_backends``): the indexer key cache's (vLLM 0.30.0 / 0.31.0, every layer
+    indexed: :data:`V32_INDEXER`), the tail ring's, the MLA layers' ``backend``; none for dense MLA
+    (:func:`is_dense`: the planner's own choice over ``backend``)."""
     if is_dense(model):
         return []
-    return [indexer_backend(model, args.device.capability[0]), KPOOL_TAIL, backend]
+    first = V32_INDEXER if _caches(model).all_indexed else indexer_backend(model, args.device.capability[0])
+    return [first, KPOOL_TAIL, backend]
+
+
+def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: str) -> tuple[int, ...]:
+    """vLLM 0.30.0 / 0.31.0 (every layer indexed: no KDA layer is built) size the hybrid block to the
+    model class's KDA state, whose ``get_mamba_state_dtype_from_config`` passes no
+    ``--mamba-ssm-cache-dtype`` to ``kda_state_dtype``: a float32 recurrent state whatever the flag
+    (bytes; the convolution state in ``conv_dtype``, with the speculative tokens' rows)."""
+    caches, kda = _caches(model), model.mamba.kda
+    if not caches.all_indexed or kda is None:
+        return ()
+    shapes = gdn_state_shapes(
+        args.tensor_parallel_size,
+        kda.num_k_heads,
+        kda.num_v_heads,
+        kda.head_k_dim,
+        kda.head_v_dim,
+        kda.conv_kernel,
+        args.num_speculative_tokens,
+    )
+    return (state_bytes(shapes, (conv_dtype, "float32")),)
+
+
+def hybrid_block_alignments(model: ModelGeometry, args: EngineArgs) -> tuple[int, ...]:
+    """vLLM 0.30.0 / 0.31.0 (every layer indexed) round the hybrid attention block up to a multiple of
+    ``index_kpool`` x DeepGEMM's smallest paged-MQA page (the largest on SM 12.x), so the indexer's
+    storage block splits into pool pages (``CudaPlatform._get_indexer_block_alignment``; tokens); later
+    releases take it from the indexer backend's kernel blocks (:func:`indexer_backend`)."""
+    caches = _caches(model)
+    if not caches.all_indexed or caches.kpool <= 1:
+        return ()
+    page = max(PAGED_MQA_STATES) if args.device.capability[0] == 12 else min(PAGED_MQA_STATES)
+    return (caches.kpool * page,)
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:

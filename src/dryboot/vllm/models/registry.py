@@ -182,6 +182,13 @@ class Family:
         hook = getattr(self.module(), "alignment_mamba_pages", None)
         return () if hook is None else tuple(hook(model, args, conv_dtype))
 
+    def hybrid_block_alignments(self, model: ModelGeometry, args: EngineArgs) -> tuple[int, ...]:
+        """Other multiples (tokens) the hybrid attention block is rounded up to, beside the
+        backends' kernel blocks (vLLM 0.30.0 / 0.31.0's ``CudaPlatform._get_indexer_block_alignment``:
+        GLM-5.3-Flash's kpool indexer; default none)."""
+        hook = getattr(self.module(), "hybrid_block_alignments", None)
+        return () if hook is None else tuple(hook(model, args))
+
     def block_backends(
         self, model: ModelGeometry, args: EngineArgs, backend: AttentionBackend
     ) -> list[AttentionBackend]:
