@@ -1667,7 +1667,7 @@ class Report:
             f[1] += r["verdict"]["agree"]
             f[2] += r["verdict"].get("both_refuse", False)
             f[3] += r["verdict"].get("both_refuse", False) and r["verdict"].get("reasons_match", False)
-        return [(k, *v) for k, v in sorted(fam.items())]
+        return [(k, n, agree, both, same) for k, (n, agree, both, same) in sorted(fam.items())]
 
     def format(self, max_disagreements: int | None = None) -> str:
         out = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def broken_cases(
         if release_of[name] != version:
             continue
         try:
-            if built_stages(row, lambda s, n=name, r=row: rank_of(n, r, s)) != recorded_stages(row):
+            if built_stages(row, partial(rank_of, name, row)) != recorded_stages(row):
                 broken.append(cid)
         except InputError:
             broken.append(cid)

@@ -297,6 +297,25 @@ class VersionRules:
         multiple of it (0.31.0: ``mla_attention.py`` ``MLAAttention.get_kv_cache_spec``,
         ``v1/core/kv_cache_utils.py`` ``_get_kv_cache_bytes_per_block``); 0.32 pads each layer's
         own page instead, which a whole number of rows already is (no change), and 0.30 sets none.
+    :param sparse_mla_index_groups: sparse MLA layers share a ``SparseMLAIndexGroup`` (one per layer
+        that builds an indexer) whose top-k workspace is allocated with the model (0.30+:
+        ``v1/attention/backends/mla/index_group.py`` ``SparseMLAIndexGroupBuilder.register_layer``;
+        :func:`dryboot.vllm.model_executor.model_loader.weights.sparse_mla_index_group_bytes`).
+    :param sparse_mla_index_group_request_ids: each ``SparseMLAIndexGroup`` also allocates an int32
+        ``request_ids`` ``[rows]`` (0.30.0 only; gone in 0.31).
+    :param flash_attn_mla_sparse_cu_seqlens: ``FlashAttnMLASparseImpl`` (``FLASH_ATTN_MLA_SPARSE``,
+        SM 9.x) allocates a ``cu_seqlens_q_buffer`` per layer in ``__init__`` with the model (0.31+:
+        ``v1/attention/backends/mla/flashattn_mla_sparse.py``); 0.30.0 builds it per call in
+        ``forward_mqa``.
+    :param flashmla_sparse_prefill_buffers: ``FlashMLASparseImpl.__init__`` reserves the prefill
+        query / output buffers in the worker's workspace too (0.31+: ``flashmla_sparse.py``).
+    :param flashmla_sparse_long_context_factor: the sparse MLA prefill workspace factor falls from 5
+        to 2 past 262,144 tokens (0.32+: ``sparse_mla_prefill_workspace_factor``, resolved in
+        ``VllmConfig.__post_init__``).
+    :param sparse_mla_fp8_e4m3_sm90_weights: what ``FLASHINFER_MLA_SPARSE_SM90`` allocates with the
+        model for a ModelOpt checkpoint's ``fp8_e4m3`` KV cache of a sparse MLA model on SM 9.x
+        (:attr:`sparse_mla_fp8_e4m3_sm90`) is recorded: nothing (0.30.0: DeepSeek-V3.2-NVFP4 on H200,
+        ``quant_cases_nvfp4smla.py``); ``False``: not recorded (0.31+), or no backend serves it.
     :param kda_full_rank_gate: KDA layers with Kimi-K3's full-rank gate
         (``linear_attn_config.use_full_rank_gate``) are ``KimiK3DeltaAttention``
         (``models/kimi_k3/nvidia/kda.py``), planned (Kimi-K3's tiny config recorded on every release
@@ -386,6 +405,12 @@ class VersionRules:
     hunyuan_vl_whole_tower: bool = False
     backend_text_attention_whole: bool = False
     backend_splits_encoder_qkv: bool = True
+    sparse_mla_index_groups: bool = False
+    sparse_mla_index_group_request_ids: bool = False
+    flash_attn_mla_sparse_cu_seqlens: bool = False
+    flashmla_sparse_prefill_buffers: bool = False
+    flashmla_sparse_long_context_factor: bool = False
+    sparse_mla_fp8_e4m3_sm90_weights: bool = False
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
@@ -519,6 +544,9 @@ _V030 = replace(
     ),
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
+    sparse_mla_fp8_e4m3_sm90_weights=True,
+    sparse_mla_index_groups=True,
+    sparse_mla_index_group_request_ids=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
     kda_ssm_dtype_flag=True,
 )
@@ -537,6 +565,10 @@ _V031 = replace(
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     sparse_mla_pool_row_aligned=True,
+    sparse_mla_fp8_e4m3_sm90_weights=False,
+    sparse_mla_index_group_request_ids=False,
+    flash_attn_mla_sparse_cu_seqlens=True,
+    flashmla_sparse_prefill_buffers=True,
     hunyuan_vl_whole_tower=True,
     laguna_ropes_by_layer_type=True,
     transformers_backend_fuses_biased_qkv=True,
@@ -552,6 +584,7 @@ _V032 = replace(
     v2_runner_lacks_mamba_all=False,
     hy_v4_indexed_layer_type=True,
     sparse_mla_pool_row_aligned=False,
+    flashmla_sparse_long_context_factor=True,
     kernel_block_stride_alignment=True,
     input_norm_towers=frozenset(
         {"Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "GlmOcrForConditionalGeneration"}

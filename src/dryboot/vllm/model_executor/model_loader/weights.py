@@ -97,7 +97,7 @@ from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Ma
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.common import MAX_LAYERS
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
-from dryboot.vllm.versions import known_model_types, rules_for, version_key
+from dryboot.vllm.versions import known_model_types, rules_for
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -1708,7 +1708,7 @@ def _walk(
                     par.vllm_version,
                 )
                 w.own("FLASHMLA_SPARSE workspace", workspace, buffer=True)
-            if groups and version_key(par.vllm_version) >= version_key(SPARSE_MLA_INDEX_GROUP_RELEASE):
+            if groups and rules_for(par.vllm_version).sparse_mla_index_groups:
                 if par.max_num_seqs is None:
                     raise InputError(
                         "--max-num-seqs",
@@ -2446,6 +2446,16 @@ def deepseek_mha(config: Mapping[str, Any]) -> bool:
     return config.get("qk_nope_head_dim") == 0 and config.get("qk_rope_head_dim") == 0
 
 
+def _refuse_modelopt_quantized(quant: Quant, prefix: str, what: str) -> None:
+    """Refuse layer ``prefix`` where a ModelOpt checkpoint quantizes it (not in its
+    ``exclude_modules``) and dryboot models it only unquantized, as the published checkpoints
+    leave it; ``what`` names the layer and says why (after "a ModelOpt-quantized").
+
+    :raises InputError: such a quantized layer (named)."""
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.layer_scheme(prefix, (prefix,)) is not None:
+        raise InputError("quantization_config", "exclude_modules", f"a ModelOpt-quantized {what}")
+
+
 def _mla_attention(
     w: _Walk,
     config: Mapping[str, Any],
@@ -2502,14 +2512,9 @@ def _mla_attention(
         ((f"{att}.kv_b_proj", "column"),),
     )
     kv_b = f"{att}.kv_b_proj"
-    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.layer_scheme(kv_b, (kv_b,)) is not None:
-        # MLAAttention.process_weights_after_loading dequantizes a quantized kv_b_proj; the
-        # published NVFP4 checkpoints (DeepSeek-V3 / V3.1, Kimi-K2.5) exclude it: not recorded
-        raise InputError(
-            "quantization_config",
-            "exclude_modules",
-            f"a ModelOpt-quantized MLA kv_b_proj ({kv_b}: dequantized after loading) is not modelled",
-        )
+    # MLAAttention.process_weights_after_loading dequantizes a quantized kv_b_proj; the published
+    # NVFP4 checkpoints (DeepSeek-V3 / V3.1, Kimi-K2.5) exclude it: not recorded
+    _refuse_modelopt_quantized(quant, kv_b, f"MLA kv_b_proj ({kv_b}: dequantized after loading) is not modelled")
     if quant.wna16 is not None and quant.wna16.layer_scheme(f"{att}.kv_b_proj") is not None:
         # MLAAttention.process_weights_after_loading: a quantized kv_b_proj is dequantized (the
         # layer applied to an identity, get_and_maybe_dequant_weights) into one [kv_lora,
@@ -2863,7 +2868,7 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
             f"{par.vllm_version} are not recorded (checked on SM 9.0, and SM 12.0 on 0.28.0)",
         )
     sm9 = par.capability is not None and par.capability[0] == 9
-    if par.kv_cache_dtype == "auto" and fp8_kv and sm9 and version_key(par.vllm_version) < (0, 30, 0):
+    if par.kv_cache_dtype == "auto" and fp8_kv and sm9 and not rules_for(par.vllm_version).sparse_mla_fp8_e4m3_sm90:
         raise InputError(
             "--kv-cache-dtype",
             None,
@@ -2891,13 +2896,8 @@ def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str
     heads, hd = _int(config, "index_n_heads"), _int(config, "index_head_dim")
     q_lora = _int(config, "q_lora_rank")
     wq_b = f"{ix}.wq_b"
-    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.layer_scheme(wq_b, (wq_b,)) is not None:
-        # the published NVFP4 checkpoints exclude the indexer (``indexer*``; recorded: nvfp4smla)
-        raise InputError(
-            "quantization_config",
-            "exclude_modules",
-            f"a ModelOpt-quantized sparse-attention indexer ({wq_b}) is not recorded",
-        )
+    # the published NVFP4 checkpoints exclude the indexer (``indexer*``; recorded: nvfp4smla)
+    _refuse_modelopt_quantized(quant, wq_b, f"sparse-attention indexer ({wq_b}) is not recorded")
     w.module(
         _linear(quant, wq_b, q_lora, (heads * hd,), ab, split="replicated"),
         "indexer",
@@ -2923,23 +2923,9 @@ def q_lora_mla_sizes(h: int, heads_r: int, nope: int, rope: int, v: int, q_lora:
     )
 
 
-#: the first release whose sparse MLA layers share a ``SparseMLAIndexGroup`` (one per layer that
-#: builds an indexer) holding a top-k workspace allocated with the model
-SPARSE_MLA_INDEX_GROUP_RELEASE = "0.30.0"
-
-
-#: the first release whose ``FlashAttnMLASparseImpl`` (``FLASH_ATTN_MLA_SPARSE``, SM 9.x) holds a
-#: ``cu_seqlens_q_buffer`` per layer, allocated in ``__init__`` with the model
-FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE = "0.31.0"
 #: the KV cache dtypes ``FLASH_ATTN_MLA_SPARSE`` serves (``supported_kv_cache_dtypes``; ``auto``: the
 #: model's 16-bit dtype)
 FLASH_ATTN_MLA_SPARSE_KV_DTYPES = ("auto", "float16", "bfloat16")
-
-
-#: releases where a ModelOpt checkpoint's fp8_e4m3 KV cache (``kv_cache_quant_algo: FP8``) of a
-#: sparse MLA model is recorded on SM 9.x: served by ``FLASHINFER_MLA_SPARSE_SM90`` (0.27.1-0.29.0:
-#: no backend serves it, :func:`_modelopt_sparse_mla_kv`; 0.31.0+: not recorded)
-MODELOPT_FP8_KV_SM90_RELEASES = ("0.30.0",)
 
 
 def flash_attn_mla_sparse_cu_seqlens_bytes(
@@ -2950,16 +2936,17 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     fp8_kv: bool = False,
     arch: str = "the model",
 ) -> int:
-    """Bytes of the int32 ``cu_seqlens_q_buffer`` ``[max_num_batched_tokens + 1]`` (an ``arange``
-    over the model's top-k indices buffer's rows) each sparse MLA layer's ``FlashAttnMLASparseImpl``
+    """Bytes of the int32 ``cu_seqlens_q_buffer`` ``[max_num_batched_tokens + 1]`` (an ``arange`` over
+    the model's top-k indices buffer's rows) each sparse MLA layer's ``FlashAttnMLASparseImpl``
     allocates in ``__init__`` from vLLM 0.31.0 (``v1/attention/backends/mla/flashattn_mla_sparse.py``;
-    0.30.0 built it per call in ``forward_mqa``); 0 before 0.31.0, off SM 9.x (the backend's
-    ``supports_compute_capability``) and under ``--attention-backend FLASH_ATTN_MLA_SPARSE`` before
-    0.31.0. On SM 9.x every release's sparse priorities (``platforms/cuda.py``: ``FLASH_ATTN_MLA_SPARSE``,
-    ``FLASHMLA_SPARSE``, and from 0.30.0 ``FLASHINFER_MLA_SPARSE_SM90``, first for a 512 head) take it
-    for a 16-bit model and KV cache (``par.kv_cache_dtype``; under ``auto`` a ModelOpt checkpoint's fp8
-    cache, ``fp8_kv``, is quantized) and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other than
-    512. ``dtype_bytes``: the model dtype's.
+    0.30.0 built it per call in ``forward_mqa``; switch ``flash_attn_mla_sparse_cu_seqlens``); 0 before
+    0.31.0, off SM 9.x (the backend's ``supports_compute_capability``) and under ``--attention-backend
+    FLASH_ATTN_MLA_SPARSE`` before 0.31.0. On SM 9.x every release's sparse priorities
+    (``platforms/cuda.py``: ``FLASH_ATTN_MLA_SPARSE``, ``FLASHMLA_SPARSE``, and from 0.30.0
+    ``FLASHINFER_MLA_SPARSE_SM90``, first for a 512 head) take it for a 16-bit model and KV cache
+    (``par.kv_cache_dtype``; under ``auto`` a ModelOpt checkpoint's fp8 cache, ``fp8_kv``, is quantized)
+    and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other than 512. ``dtype_bytes``: the model
+    dtype's.
 
     0 too where ``FLASHMLA_SPARSE`` serves an ``fp8`` cache (:func:`flashmla_sparse_serves`: its
     workspace is :func:`flashmla_sparse_workspace_bytes`).
@@ -2969,12 +2956,13 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
         allocations with the model are not modelled."""
     if par.capability is None or par.capability[0] != 9:
         return 0
+    rules = rules_for(par.vllm_version)
     if par.attention_backend is not None and par.attention_backend != "FLASH_ATTN_MLA_SPARSE":
         flag, why = "--attention-backend", f"--attention-backend {par.attention_backend}"
     elif flashmla_sparse_serves(par, head_size, dtype_bytes, fp8_kv):
         return 0
     elif par.attention_backend is None and fp8_kv and par.kv_cache_dtype == "auto":
-        if par.vllm_version in MODELOPT_FP8_KV_SM90_RELEASES:
+        if rules.sparse_mla_fp8_e4m3_sm90_weights:
             # the checkpoint's fp8_e4m3 cache, which FLASH_ATTN_MLA_SPARSE and FLASHMLA_SPARSE refuse:
             # FLASHINFER_MLA_SPARSE_SM90 serves it, allocating nothing with the model (recorded:
             # quant_cases_nvfp4smla.py, DeepSeek-V3.2-NVFP4 on H200 without the workspace manager)
@@ -2986,7 +2974,7 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
         flag, why = "--dtype", f"a {8 * dtype_bytes}-bit model dtype"
     elif head_size == 512 and par.attention_backend is None:
         flag, why = "--gpu", "a 512 MLA head"
-    elif version_key(par.vllm_version) < version_key(FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE):
+    elif not rules.flash_attn_mla_sparse_cu_seqlens:
         return 0
     else:
         return 4 * (max_num_batched_tokens + 1)
@@ -3001,11 +2989,6 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
 
 #: the ``--kv-cache-dtype`` values ``FLASHMLA_SPARSE`` takes as its ``fp8_ds_mla`` cache (``fp8``: its alias)
 FLASHMLA_SPARSE_KV_DTYPES = ("fp8", "fp8_ds_mla")
-#: the first release whose ``FlashMLASparseImpl`` reserves the prefill query/output buffers too
-FLASHMLA_SPARSE_PREFILL_BUFFERS_RELEASE = "0.31.0"
-#: the first release whose prefill workspace factor falls to 2 past 262,144 tokens
-#: (``sparse_mla_prefill_workspace_factor``, resolved in ``VllmConfig.__post_init__``)
-FLASHMLA_SPARSE_FACTOR_RELEASE = "0.32.0"
 
 
 def flashmla_sparse_serves(par: Parallel, head_size: int, dtype_bytes: int, fp8_kv: bool = False) -> bool:
@@ -3040,13 +3023,14 @@ def flashmla_sparse_workspace_bytes(
     ``H`` = ``heads`` (one rank's), ``D`` = ``kv_lora_rank + qk_rope_head_dim``, ``L`` = ``kv_lora_rank``:
     ``q_concat`` ``[T, H, D]`` and the prefill workspace ``[factor x max_model_len, D]`` (factor 5;
     from 0.32.0 2 past 262,144 tokens); from 0.31.0 also ``[T, H64, D]``, ``[T, H64, L]`` and
-    ``[T, H, L]`` (``H64``: ``H`` rounded up to 64, the Hopper prefill padding). Without prefill or
+    ``[T, H, L]`` (``H64``: ``H`` rounded up to 64, the Hopper prefill padding; switches
+    ``flashmla_sparse_long_context_factor`` and ``flashmla_sparse_prefill_buffers``). Without prefill or
     decode context parallelism (not modelled)."""
     d = kv_lora_rank + qk_rope_head_dim
-    after = version_key(vllm_version) >= version_key(FLASHMLA_SPARSE_FACTOR_RELEASE)
-    factor = 2 if after and max_model_len > 256 * 1024 else 5
+    rules = rules_for(vllm_version)
+    factor = 2 if rules.flashmla_sparse_long_context_factor and max_model_len > 256 * 1024 else 5
     shapes = [(max_num_batched_tokens, heads, d), (factor * max_model_len, d)]
-    if version_key(vllm_version) >= version_key(FLASHMLA_SPARSE_PREFILL_BUFFERS_RELEASE):
+    if rules.flashmla_sparse_prefill_buffers:
         h64 = -(-heads // 64) * 64
         shapes += [(max_num_batched_tokens, h64, d), (max_num_batched_tokens, h64, kv_lora_rank)]
         shapes += [(max_num_batched_tokens, heads, kv_lora_rank)]
@@ -3088,11 +3072,12 @@ def sparse_mla_index_group_bytes(rows: int, topk: int, vllm_version: str) -> tup
     ``[rows + 1, index_topk]``, ``valid_topk_counts`` int32 ``[rows + 1]`` and, in 0.30.0 only,
     ``request_ids`` int32 ``[rows]``; ``rows``: ``get_sparse_mla_index_group_max_rows``, the smaller of
     ``max_num_batched_tokens`` and ``max_num_seqs`` x (1 + ``num_speculative_tokens``). Empty before
-    0.30.0."""
-    if version_key(vllm_version) < version_key(SPARSE_MLA_INDEX_GROUP_RELEASE):
+    0.30.0 (switches ``sparse_mla_index_groups`` and ``sparse_mla_index_group_request_ids``)."""
+    rules = rules_for(vllm_version)
+    if not rules.sparse_mla_index_groups:
         return ()
     out = (4 * (rows + 1) * topk, 4 * (rows + 1))
-    return (*out, 4 * rows) if version_key(vllm_version) < (0, 31, 0) else out
+    return (*out, 4 * rows) if rules.sparse_mla_index_group_request_ids else out
 
 
 def has_indexer(config: Mapping[str, Any], li: int) -> bool:

@@ -506,30 +506,21 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
     # 0.28.0-0.30.0 (switch backend_text_attention_whole) keep an attention without a TP plan whole;
     # 0.31+ fuse it into a split QKVParallelLinear of the heads (recorded on 0.29.0-0.33.0)
     whole = layout.backend_attention_whole and rules.backend_text_attention_whole
-    if not rules.transformers_backend_vllm_attention:
-        return replace(
-            layout,
-            qkv="separate",
-            rope="hf",
-            attention_scales=False,
-            rope_tables=None,
-            head_bias=False,
-            every_stage=False,
-            attention_replicated=whole,
-            stage_needs_moe=False,
-        )
-    biased = _flag(config, layout.qkv_bias)
-    fused = not (biased or whole) or rules.transformers_backend_fuses_biased_qkv
+    vllm_attention = rules.transformers_backend_vllm_attention
+    qkv, kv_rows_split = "separate", layout.kv_rows_split
+    if vllm_attention:
+        fused = not (_flag(config, layout.qkv_bias) or whole) or rules.transformers_backend_fuses_biased_qkv
+        qkv, kv_rows_split = "fused" if fused else "separate", rules.backend_text_attention_whole
     return replace(
         layout,
-        qkv="fused" if fused else "separate",
+        qkv=qkv,
         rope="hf",
-        attention_scales=True,
+        attention_scales=vllm_attention,
         rope_tables=None,
         head_bias=False,
         every_stage=False,
         attention_replicated=whole,
-        kv_rows_split=rules.backend_text_attention_whole,
+        kv_rows_split=kv_rows_split,
         stage_needs_moe=False,
     )
 
