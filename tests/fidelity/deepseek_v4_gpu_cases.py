@@ -38,6 +38,16 @@ RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"
 
 _MEM = ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192"]
 _FP8 = [*_MEM, "--kv-cache-dtype", "fp8"]
+_HIDDEN = json.dumps(
+    {
+        "method": "extract_hidden_states",
+        "num_speculative_tokens": 1,
+        "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [0, 1]}},
+    }
+)
+#: the hidden-state cache of 8,192 tokens outgrows the 1 GB pool: 2,048
+_HIDDEN_ARGV = ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "2048", "--kv-cache-dtype", "fp8"]
+_HIDDEN_ARGV += ["--speculative-config", _HIDDEN]
 
 #: case id -> (config name, flags, GPU)
 CASES: dict[str, tuple[str, list[str], str]] = {
@@ -108,6 +118,16 @@ CASES: dict[str, tuple[str, list[str], str]] = {
         ],
         "B200",
     ),
+    # issue 37: FlashInfer named beside an interleaved config and pipeline stages; the extract_hidden_states
+    # drafter's cache (CACHE_ONLY_ATTN) in the block line
+    "b200-flashinfer-interleaved": (
+        "interleaved",
+        [*_FP8, "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"],
+        "B200",
+    ),
+    "b200-flashinfer-pp2": ("tiny", [*_FP8, "-pp", "2", "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4"], "B200"),
+    "b200-hidden": ("tiny", [*_HIDDEN_ARGV], "B200"),
+    "rtx-pro-6000-hidden": ("tiny", [*_HIDDEN_ARGV], "RTX PRO 6000 Blackwell"),
 }
 
 

@@ -32,6 +32,10 @@ ADDED_TOKENS = {"<|imgpad|>": 1000}
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 
 MTP = '{"method": "mtp", "num_speculative_tokens": 1}'
+HIDDEN = (
+    '{"method": "extract_hidden_states", "num_speculative_tokens": 1, '
+    '"draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [0, 1]}}}'
+)
 
 #: case id -> (config name, flags, GPU or None: the oracle's default H200)
 CASES: dict[str, tuple[str, list[str], str | None]] = {
@@ -63,6 +67,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "note-8-pp2": ("note-8", [*BASE, "--pipeline-parallel-size", "2"], None),
     "note-full-tp4": ("note-full", [*BASE, "--tensor-parallel-size", "4", "--block-size", "128"], None),
     "note-mtp": ("note-mtp", [*BASE, "--speculative-config", MTP], None),
+    "note-hidden": ("note", [*BASE, "--speculative-config", HIDDEN], None),
+    "note-8-hidden-pp2": ("note-8", [*BASE, "--speculative-config", HIDDEN, "--pipeline-parallel-size", "2"], None),
     "note-swa4-tp8": ("note-swa4", [*BASE, "--tensor-parallel-size", "8"], None),
     "note-46": ("note-46", BASE, None),
     "note-46-pp4": ("note-46", [*BASE, "--pipeline-parallel-size", "4", "--max-num-batched-tokens", "512"], None),

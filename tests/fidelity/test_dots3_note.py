@@ -35,6 +35,7 @@ REFUSED = {
     "note-a100": "No valid attention backend found",
     "note-rtx5090": "FlashAttnMLASparseImpl currently supports only FP16/BF16 KV cache",
     "note-swa4-tp8": "AssertionError",
+    "note-8-hidden-pp2": "Pipeline parallelism is not supported for this model",
 }
 
 

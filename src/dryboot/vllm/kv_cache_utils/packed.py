@@ -182,14 +182,15 @@ def attention_name(capability: tuple[int, int], layout: RowLayout = DS_MLA) -> s
 def block_log_backends(ratios: tuple[int, ...], capability: tuple[int, int], layout: RowLayout = DS_MLA) -> list[str]:
     """The backends vLLM 0.31+ names choosing the block ("for A/B/C backend(s).", before 0.31 the
     first alone: "for A backend."), in the order the
-    layers register them (``update_block_size_for_backend``): each layer's indexer (ratio 4), then
-    its compressors (ratio 4 or 128), its sliding-window cache and its attention (the MTP layer's
-    add none the backbone lacks); each name once."""
+    layers register them (``update_block_size_for_backend``): a ratio-4 layer's indexer and its
+    compressor, then every layer's sliding-window cache and attention, then the layer's own
+    compressor (ratio 4 or 128; recorded: a pipeline stage starting at a ratio-128 layer names the
+    compressor after the attention); the MTP layer's add none the backbone lacks; each name once."""
     out: list[str] = []
     for r in ratios:
-        names = [INDEXER_BACKEND] if r == 4 else []
-        names += [COMPRESSOR_BACKEND] if r > 1 else []
-        for name in (*names, BACKEND, attention_name(capability, layout)):
+        first = [INDEXER_BACKEND, COMPRESSOR_BACKEND] if r == 4 else []
+        last = [COMPRESSOR_BACKEND] if r > 1 else []
+        for name in (*first, BACKEND, attention_name(capability, layout), *last):
             if name not in out:
                 out.append(name)
     return out
@@ -723,13 +724,31 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> tuple[int, RowLayo
     ):
         if value is not None:
             raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM {version}")
-    names = block_log_backends(caches.compress_ratios, args.device.capability, mla)
-    if args.block_size is None and cfg.rules.block_size_log_backends:
-        log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
-    elif args.block_size is None:
-        # before 0.31 the line names the first backend registered
-        log.append(f"Setting kv cache block size to {block} for {names[0]} backend.")
+    if args.block_size is None:
+        log.extend(_block_lines(cfg, ratios, block, mla))
     return block, layout, mla
+
+
+def _block_lines(cfg: EngineConfig, ratios: tuple[int, ...], block: int, mla: RowLayout) -> list[str]:
+    """The block-size lines: every pipeline stage's worker logs one over the layers it builds (each
+    line once), the drafter's hidden-state cache (``CACHE_ONLY_ATTN``) registering after the last
+    stage's; 0.31+ names every backend, earlier releases the first registered."""
+    args = cfg.args
+    pp = args.pipeline_parallel_size
+    ranges = [range(len(ratios))] if pp <= 1 else pp_stage_ranges(len(ratios), pp, args.pp_layer_partition)
+    hidden = cfg.drafter is not None and cfg.drafter.method == "extract_hidden_states"
+    out: list[str] = []
+    for r in ranges:
+        names = block_log_backends(tuple(ratios[i] for i in r), args.device.capability, mla)
+        if hidden and cfg.drafter_backend is not None and r is ranges[-1]:
+            names.append(cfg.drafter_backend.name)
+        if cfg.rules.block_size_log_backends:
+            line = f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s)."
+        else:
+            line = f"Setting kv cache block size to {block} for {names[0]} backend."
+        if line not in out:
+            out.append(line)
+    return out
 
 
 def check_stage_layouts(cfg: EngineConfig, stages: list[frozenset[str]] | None) -> None:

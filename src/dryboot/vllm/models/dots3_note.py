@@ -499,7 +499,9 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
             else pp_stage_ranges(n, args.pipeline_parallel_size, args.pp_layer_partition)
         )
         for r in ranges:
-            names = "/".join(block_log_backends(caches.sliding, r))
+            # the extract_hidden_states cache's CACHE_ONLY_ATTN registers after the target's layers (the last stage)
+            drafter = [cfg.drafter_backend.name] if hidden and cfg.drafter_backend and r is ranges[-1] else []
+            names = "/".join([*block_log_backends(caches.sliding, r), *drafter])
             line = f"Setting kv cache block size to {block} for {names} backend(s)."
             if line not in log:
                 log.append(line)
