@@ -53,6 +53,7 @@ OTHER_SETS = (
     "quant-recorded-fp8ignore-",
     "quant-recorded-mm3hum-",
     "quant-recorded-nvfp4smla-",
+    "quant-recorded-gptqempty-",
 )
 
 

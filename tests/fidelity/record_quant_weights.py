@@ -24,8 +24,9 @@ layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first mod
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
 ``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``mlapf``, ``fp8rest``, ``sparsemla``,
-``fp8ignore``, ``mm3hum``, ``nvfp4smla``:
-``quant_cases_<set>.py``),
+``fp8ignore``, ``mm3hum``, ``nvfp4smla``, ``gptqempty``:
+``quant_cases_<set>.py``; a set's ``checkpoint_dir`` writes its own checkpoints, its
+``LOAD_WEIGHTS`` runs vLLM's loader over their tensors before the post-load step),
 ``RECORD_WORKSPACE`` sets up the worker's workspace manager before each case (as a set's
 ``WORKSPACE`` does; rows marked ``workspace``), ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
@@ -95,6 +96,7 @@ if os.environ.get("RECORD_SET") in (
     "fp8ignore",
     "mm3hum",
     "nvfp4smla",
+    "gptqempty",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -109,9 +111,14 @@ if os.environ.get("RECORD_SET") in (
     #: the worker's workspace manager set up (on the meta device) before each case, as
     #: ``Worker.init_device`` does before the model (the MLA backends' prefill workspace on SM 10.x)
     WORKSPACE: bool = getattr(_set, "WORKSPACE", False)
+    #: the set's own checkpoint writer (cdir, tmp) -> directory, else :func:`checkpoint_dir`
+    SET_CHECKPOINT_DIR: Any = getattr(_set, "checkpoint_dir", None)
+    #: vLLM's loader run over the checkpoint's tensors (meta tensors of the header's shapes)
+    LOAD_WEIGHTS: bool = getattr(_set, "LOAD_WEIGHTS", False)
 else:
     VALUE_ONLY_KERNELS = ()
-    GPU_CAST = WORKSPACE = False
+    GPU_CAST = WORKSPACE = LOAD_WEIGHTS = False
+    SET_CHECKPOINT_DIR = None
     EXTRA_ARGV, DEEP_GEMM = (), ()
 #: RECORD_WORKSPACE: the worker's workspace manager set up before each case in any set (each row
 #: marked ``workspace``): FLASHMLA_SPARSE's ``__init__`` reserves it while the model is built
@@ -223,6 +230,29 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     blob = json.dumps(header).encode()
     (d / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob)
     return d
+
+
+def load_header_weights(V: Any, cfg: Any, model: Any, mdir: Path) -> None:
+    """Run vLLM's own ``DefaultModelLoader.load_weights`` on the built model, its weights iterator
+    (``get_all_weights``) yielding each tensor of ``mdir``'s header-only ``model.safetensors`` as a
+    meta tensor of the header's shape and dtype: the model's ``load_weights`` maps and loads them
+    as a real checkpoint's (copies onto the meta device hold nothing), and fails where the built
+    layers take no such tensor."""
+    import torch
+
+    dtypes = {"F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32, "I32": torch.int32}
+    raw = (mdir / "model.safetensors").read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = {k: v for k, v in json.loads(raw[8 : 8 + n]).items() if k != "__metadata__"}
+    loader = V.get_model_loader(cfg.load_config)
+
+    def weights(*args: Any, **kwargs: Any) -> Any:
+        for name, info in header.items():
+            yield name, torch.empty(info["shape"], dtype=dtypes[info["dtype"]], device="meta")
+
+    loader.get_all_weights = weights
+    loader.counter_before_loading_weights = time.perf_counter()
+    loader.load_weights(model, cfg.model_config)
 
 
 def mxfp4_config(cdir: Path) -> bool:
@@ -442,7 +472,7 @@ def main() -> int:
     for cdir in sorted(p for p in QUANT_CONFIGS.iterdir() if p.is_dir()):
         if only and cdir.name not in only:
             continue
-        mdir = checkpoint_dir(cdir, tmp)
+        mdir = (SET_CHECKPOINT_DIR or checkpoint_dir)(cdir, tmp)
         for gpu, cap, sms in GPUS:
             for tp in TPS:
                 # RECORD_ARGV: flags after the TP (JSON list, e.g. ["--language-model-only"]), in the case id
@@ -499,6 +529,9 @@ def main() -> int:
                         # the figure before the post-load step (one more scan of the heap: skipped
                         # under RECORD_FAST)
                         built = (None,) if os.environ.get("RECORD_FAST") else qf.allocated_since(before, model)
+                        if LOAD_WEIGHTS:  # vLLM's loader over the checkpoint's tensors (no data read)
+                            load_header_weights(V, cfg, model, mdir)
+                            row["loaded"] = True
                         process_weights_after_loading(model, cfg.model_config, torch.device("meta"))
                     if os.environ.get("RECORD_DUMP"):  # one MoE layer's tensors after loading, to stderr
                         dump_experts(model)
@@ -523,6 +556,8 @@ def main() -> int:
                     if isinstance(e, KeyboardInterrupt):
                         raise
                     row["error"] = f"{type(e).__name__}: {e}"[:500]
+                    if LOAD_WEIGHTS and model is not None:  # built, then failed: the kernels it had chosen
+                        row["built_kernels"] = kernels_of(model)
                     if os.environ.get("RECORD_TRACE"):
                         import traceback
 

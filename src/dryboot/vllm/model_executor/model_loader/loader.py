@@ -20,6 +20,7 @@ from dryboot.vllm.cutlass_mla import CUTLASS_MLA_WORKSPACE_BYTES, imports_cutlas
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.mla_prefill import mla_prefill_backend, prefill_workspace_bytes
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import NO_QUANTIZED_TENSOR
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
     MissingTensor,
@@ -104,9 +105,11 @@ FLOAT_DTYPES = ("F16", "BF16", "F32")
 
 
 def _gptq_modules_from_headers(config: dict[str, Any], directory: Path) -> dict[str, Any]:
-    """A GPTQ config without ``modules_in_block_to_quantize`` gets the modules holding a
-    non-float tensor in the checkpoint's headers, as vLLM 0.28's ``maybe_update_config`` reads
-    them (``get_safetensors_params_metadata``)."""
+    """A GPTQ config without ``modules_in_block_to_quantize`` (absent or empty: ``if modules``)
+    gets the modules holding a non-float tensor in the checkpoint's headers, as vLLM's
+    ``AutoGPTQConfig.maybe_update_config`` reads them (``get_safetensors_params_metadata``), or
+    :data:`~dryboot.vllm.model_executor.layers.quantization.auto_gptq.NO_QUANTIZED_TENSOR` where
+    none does."""
     qc = config.get("quantization_config")
     if not isinstance(qc, Mapping) or str(qc.get("quant_method", "")).lower() not in ("gptq", "gptq_marlin"):
         return config
@@ -114,8 +117,9 @@ def _gptq_modules_from_headers(config: dict[str, Any], directory: Path) -> dict[
         return config
     tensors, _ = read_checkpoint(directory)
     quantized = sorted({name.rsplit(".", 1)[0] for name, t in tensors.items() if t.dtype not in FLOAT_DTYPES})
-    # no quantized tensor at all: a module list that names nothing (vLLM quantizes no layer)
-    found = quantized or ["(no quantized tensor in the checkpoint)"]
+    # no quantized tensor at all: vLLM's list stays empty, which each release reads its own way
+    # (auto_gptq.gptq_empty_read)
+    found = quantized or [NO_QUANTIZED_TENSOR]
     return {**config, "quantization_config": {**qc, "modules_in_block_to_quantize": found}}
 
 

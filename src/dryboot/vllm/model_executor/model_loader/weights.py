@@ -70,6 +70,7 @@ from dryboot.vllm.model_executor.layers.quantization import (
 )
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     WNA16,
+    gptq_empty_read,
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
@@ -3192,12 +3193,13 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
             "desc_act",
             f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
         )
+    wna16 = gptq_empty_read(quant.wna16, par.vllm_version, rules.gptq_empty_read)
     sm = par.capability[0] * 10 + par.capability[1]
     check_attention_buffer(par.vllm_version, par.capability)
     return replace(
         quant,
         wna16=replace(
-            quant.wna16,
+            wna16,
             capability=sm,
             sm_count=par.sm_count,
             allspark=rules.allspark,

@@ -68,6 +68,12 @@ class QuantRules:
         package imports ``triton`` at import (the CPU boot environment has none) and whose
         integration in vLLM differs from 0.33.0's: a layer or expert Humming takes there is
         refused by name.
+    :param gptq_empty_read: how ``utils/gptq_utils.py`` ``is_layer_gptq_quantized`` reads GPTQ's
+        ``modules_in_block_to_quantize`` left empty by a checkpoint holding no quantized tensor
+        (:func:`~dryboot.vllm.model_executor.layers.quantization.auto_gptq.gptq_empty_read`):
+        ``unquantized`` (no layer: 0.27.1-0.31.0, each recorded with vLLM's loader run; the
+        checkpoint loads), ``quantized`` (every linear layer, then vLLM fails loading the float
+        weights: 0.33.0), ``unchecked`` (0.32.0: no boot environment to read or record it).
     """
 
     allspark: bool = True
@@ -80,6 +86,7 @@ class QuantRules:
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
     humming_checked: bool = True
+    gptq_empty_read: str = "unquantized"
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -115,6 +122,7 @@ QUANT_RULES = {
         modelopt_moe=True,
         humming_before_marlin=(90,),
         humming_checked=False,
+        gptq_empty_read="unchecked",
     ),
     "0.33.0": QuantRules(
         allspark=False,
@@ -125,6 +133,7 @@ QUANT_RULES = {
         oai_triton_below=130,
         modelopt_moe=True,
         humming_before_marlin=(90,),
+        gptq_empty_read="quantized",
     ),
 }
 

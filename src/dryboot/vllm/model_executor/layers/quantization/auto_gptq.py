@@ -37,6 +37,14 @@ PACKED_MODULES = {
 }
 
 
+#: the module list the loader gives a GPTQ config whose checkpoint's headers hold no non-float
+#: tensor (``AutoGPTQConfig.maybe_update_config`` then leaves vLLM's list empty):
+#: :func:`gptq_from_config` reads it as ``quantize_substrings = ()``, :func:`gptq_empty_read`
+#: applies the release's reading of that empty list
+NO_QUANTIZED_TENSOR = "(no quantized tensor in the checkpoint)"
+#: what dryboot names where an empty list read from the checkpoint is not served as modelled
+WHY_NO_QUANTIZED_TENSOR = "the checkpoint holds no quantized tensor (only F16 / BF16 / F32 in its headers)"
+
 #: why a layer the release serves with Humming is refused where its layout is not recorded
 #: (:attr:`WNA16.humming_checked`)
 HUMMING_UNCHECKED = (
@@ -75,7 +83,8 @@ class WNA16:
     :param quantize_substrings: GPTQ's ``modules_in_block_to_quantize`` (given, or read from the
         checkpoint's non-float tensors as vLLM's ``maybe_update_config`` does): a layer is
         quantized when one of them is a substring of its name (a fused layer's parts must agree);
-        ``None``: every layer.
+        ``None``: every layer; ``()``: the checkpoint holds no quantized tensor (no layer, where the
+        release reads an empty list so: :func:`gptq_empty_read`).
     :param capability: the GPU's compute capability as ``major * 10 + minor``.
     :param sm_count: the GPU's multiprocessors (the Marlin workspace), ``None`` when unknown.
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
@@ -212,18 +221,48 @@ def gptq_from_config(qc: Mapping[str, Any]) -> WNA16:
     if qc.get("dynamic"):
         raise InputError("quantization_config", "dynamic", "GPTQ per-module overrides are not modelled")
     modules = qc.get("modules_in_block_to_quantize")
-    substrings = None
+    substrings: tuple[str, ...] | None = None
     if modules is not None:
         if not isinstance(modules, list):
             raise InputError("quantization_config", "modules_in_block_to_quantize", "not a list")
         flat = [m for item in modules for m in (item if isinstance(item, list) else [item])]
-        if not flat:
-            modules = None  # vLLM then reads the checkpoint's dtypes (maybe_update_config)
-        else:
+        if flat == [NO_QUANTIZED_TENSOR]:
+            substrings = ()  # the loader read the checkpoint's dtypes: none quantized
+        elif flat:
             substrings = tuple(str(m) for m in flat)
+        # else empty, as absent: vLLM reads the checkpoint's dtypes (maybe_update_config); from the
+        # config alone, every decoder-block linear layer
     return WNA16(
         "gptq", LayerScheme(bits, group, True), desc_act=desc_act and group != -1, quantize_substrings=substrings
     )
+
+
+def gptq_empty_read(q: WNA16, version: str, empty_read: str) -> WNA16:
+    """A GPTQ checkpoint whose headers hold no quantized tensor (``quantize_substrings == ()``;
+    ``modules_in_block_to_quantize`` absent or ``[]``, so vLLM reads the checkpoint's dtypes and
+    finds none: ``AutoGPTQConfig.maybe_update_config``), as release ``version`` serves it.
+    ``empty_read`` (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.gptq_empty_read`):
+    ``unquantized``: ``utils/gptq_utils.py`` ``is_layer_gptq_quantized`` matches no entry, every
+    linear layer stays in the model dtype and the float checkpoint loads (0.27.1-0.31.0, each
+    recorded); ``quantized``: an empty list is taken as unread metadata and quantizes
+    every linear layer, whose GPTQ parameters the checkpoint's float ``weight`` tensors then do
+    not fit: vLLM's loader fails (0.33.0, recorded with vLLM's own ``load_weights``): refused;
+    ``unchecked``: refused by name. Any other ``q`` is returned as it is.
+
+    :raises InputError: the release quantizes every layer (vLLM fails loading), or its reading
+        is not checked."""
+    if q.packing != "gptq" or q.quantize_substrings != ():
+        return q
+    if empty_read == "unquantized":
+        return q
+    if empty_read == "quantized":
+        why = (
+            f"{WHY_NO_QUANTIZED_TENSOR}: vLLM {version} reads the empty module list as every linear layer "
+            "quantized (is_layer_gptq_quantized), then fails loading the float weights"
+        )
+    else:
+        why = f"{WHY_NO_QUANTIZED_TENSOR}: how vLLM {version} reads that empty module list is not checked"
+    raise InputError("quantization_config", "modules_in_block_to_quantize", why)
 
 
 def wna16_linear_bytes(
@@ -345,6 +384,12 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
         raise InputError("quantization_config", "desc_act", "act-order MoE experts are not modelled")
     if any(key.startswith(name) or ".experts." in key for key, _ in q.per_layer):
         raise InputError("quantization_config", "extra_config", f"{name}: per-expert entries are not modelled")
+    if q.quantize_substrings == ():
+        # get_moe_quant_method quantizes the experts whatever the list: their float weights then
+        # meet GPTQ parameters (not recorded)
+        raise InputError(
+            "quantization_config", "modules_in_block_to_quantize", f"{name}: {WHY_NO_QUANTIZED_TENSOR}; not modelled"
+        )
     # GPTQ's modules_in_block_to_quantize picks linear layers only: vLLM's get_moe_quant_method
     # (auto_gptq.py) quantizes the experts whatever it lists (Qwen1.5-MoE's lists them per expert)
     s = replace(q, quantize_substrings=None).layer_scheme(name)

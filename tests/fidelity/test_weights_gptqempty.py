@@ -1,0 +1,89 @@
+"""GPTQ's empty ``modules_in_block_to_quantize`` against what vLLM holds after loading (issue 33).
+
+The set (``quant_cases_gptqempty.py``): composed tiny Qwen3 / Llama configs with a GPTQ 4-bit
+quantization config whose ``modules_in_block_to_quantize`` is absent or ``[]``, each with a
+header-only checkpoint of the real shapes: GPTQ-packed, or float tensors only
+(``...+float-checkpoint``). ``data/weights/quant-recorded-gptqempty-<version>.json`` holds vLLM's
+own figures on 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0 and 0.33.0 (``RECORD_SET=gptqempty
+record_quant_weights.py``, which also runs vLLM's loader over the checkpoint's tensors); 0.32.0 (no
+boot environment) is refused by name for a checkpoint holding no quantized tensor. Every case is
+checked in the default run (no vLLM needed): byte-exact where vLLM loads the model, refused by name
+where it fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import quant_cases_gptqempty as qe
+from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded
+
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+RECORDED = load_recorded("quant-recorded-gptqempty-")
+CASES = case_ids(RECORDED)
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0")
+#: what dryboot names where vLLM 0.33.0 quantizes every linear layer of a checkpoint holding no
+#: quantized tensor and then fails loading its float weights
+WHY_ALL_QUANTIZED = "holds no quantized tensor"
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every config's checkpoint as the recorder gave it to vLLM (header-only safetensors)."""
+    tmp = tmp_path_factory.mktemp("gptqempty")
+    for cdir in sorted(p for p in qe.CONFIGS.iterdir() if p.is_dir()):
+        qe.checkpoint_dir(cdir, tmp)
+    return tmp
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_matches_vllm_after_loading(checkpoints: Path, version: str, cid: str) -> None:
+    """Byte-exact where vLLM loads the model; refused by name where it fails."""
+    row = RECORDED[version][cid]
+    why = None if row["ok"] else WHY_ALL_QUANTIZED
+    assert_weights(dryboot_weights(checkpoints, row, version), row, why)
+
+
+def test_corpus() -> None:
+    """Five configs, RTX 3090 / 4090 at TP 1 / 2, on each of six releases (120 cases). An empty list reads
+    as an absent one (the checkpoint's non-float tensors: every linear layer quantized, Marlin on
+    8 layers). A checkpoint with no quantized tensor: up to 0.31.0 vLLM leaves every linear layer
+    unquantized and loads it; 0.33.0 quantizes every one (8 Marlin layers built) and its loader
+    then fails on the float weights."""
+    assert len(CASES) == 120
+    for v in RELEASES:
+        for name in sorted(p.name for p in qe.CONFIGS.iterdir() if p.is_dir()):
+            for gpu in ("RTX 3090", "RTX 4090"):
+                for tp in (1, 2):
+                    row = RECORDED[v][f"{name} {gpu} --tensor-parallel-size {tp}"]
+                    if not name.endswith(qe.FLOAT_CHECKPOINT):
+                        assert row["ok"] and row["kernels"] == {"MarlinLinearKernel": 8}, (v, name, row)
+                    elif v == "0.33.0":
+                        assert not row["ok"] and "AttributeError" in row["error"], (v, name, row)
+                        assert row["built_kernels"] == {"MarlinLinearKernel": 8}, (v, name, row)
+                    else:
+                        assert row["ok"] and row["kernels"] == {}, (v, name, row)
+
+
+def test_empty_list_reads_as_absent() -> None:
+    """vLLM's figure for ``[]`` is the absent key's, on every release and GPU (both read the
+    checkpoint's dtypes), float checkpoint or not."""
+    for v in RELEASES:
+        for cid, row in RECORDED[v].items():
+            if "-empty-list" in cid and "Qwen3" in cid:
+                twin = RECORDED[v][cid.replace("-empty-list", "", 1)]
+                assert (row["ok"], row.get("allocated_bytes")) == (twin["ok"], twin.get("allocated_bytes")), cid
+
+
+def test_no_quantized_tensor_unchecked_on_0_32(checkpoints: Path) -> None:
+    """0.32.0's reading of a checkpoint with no quantized tensor is not checked: refused by name."""
+    report = model_weights(
+        checkpoints / "tiny-Qwen3+GPTQ-Int4-empty-list+float-checkpoint",
+        tp=1,
+        compute_capability=(8, 6),
+        sm_count=82,
+        vllm_version="0.32.0",
+    )
+    assert report.refused and "0.32.0" in report.refused and WHY_ALL_QUANTIZED in report.refused, report.refused
