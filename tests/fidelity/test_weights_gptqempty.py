@@ -4,9 +4,8 @@ The set (``quant_cases_gptqempty.py``): composed tiny Qwen3 / Llama configs with
 quantization config whose ``modules_in_block_to_quantize`` is absent or ``[]``, each with a
 header-only checkpoint of the real shapes: GPTQ-packed, or float tensors only
 (``...+float-checkpoint``). ``data/weights/quant-recorded-gptqempty-<version>.json`` holds vLLM's
-own figures on 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0 and 0.33.0 (``RECORD_SET=gptqempty
-record_quant_weights.py``, which also runs vLLM's loader over the checkpoint's tensors); 0.32.0 (no
-boot environment) is refused by name for a checkpoint holding no quantized tensor. Every case is
+own figures on 0.27.1-0.33.0 (``RECORD_SET=gptqempty record_quant_weights.py``, which also runs
+vLLM's loader over the checkpoint's tensors). Every case is
 checked in the default run (no vLLM needed): byte-exact where vLLM loads the model, refused by name
 where it fails.
 """
@@ -19,12 +18,10 @@ import pytest
 import quant_cases_gptqempty as qe
 from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded
 
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
-
 RECORDED = load_recorded("quant-recorded-gptqempty-")
 CASES = case_ids(RECORDED)
-RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0")
-#: what dryboot names where vLLM 0.33.0 quantizes every linear layer of a checkpoint holding no
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: what dryboot names where vLLM 0.32.0+ quantizes every linear layer of a checkpoint holding no
 #: quantized tensor and then fails loading its float weights
 WHY_ALL_QUANTIZED = "holds no quantized tensor"
 
@@ -47,12 +44,12 @@ def test_matches_vllm_after_loading(checkpoints: Path, version: str, cid: str) -
 
 
 def test_corpus() -> None:
-    """Five configs, RTX 3090 / 4090 at TP 1 / 2, on each of six releases (120 cases). An empty list reads
+    """Five configs, RTX 3090 / 4090 at TP 1 / 2, on each of seven releases (140 cases). An empty list reads
     as an absent one (the checkpoint's non-float tensors: every linear layer quantized, Marlin on
     8 layers). A checkpoint with no quantized tensor: up to 0.31.0 vLLM leaves every linear layer
-    unquantized and loads it; 0.33.0 quantizes every one (8 Marlin layers built) and its loader
+    unquantized and loads it; 0.32.0 and 0.33.0 quantize every one (8 Marlin layers built) and its loader
     then fails on the float weights."""
-    assert len(CASES) == 120
+    assert len(CASES) == 140
     for v in RELEASES:
         for name in sorted(p.name for p in qe.CONFIGS.iterdir() if p.is_dir()):
             for gpu in ("RTX 3090", "RTX 4090"):
@@ -60,7 +57,7 @@ def test_corpus() -> None:
                     row = RECORDED[v][f"{name} {gpu} --tensor-parallel-size {tp}"]
                     if not name.endswith(qe.FLOAT_CHECKPOINT):
                         assert row["ok"] and row["kernels"] == {"MarlinLinearKernel": 8}, (v, name, row)
-                    elif v == "0.33.0":
+                    elif v in ("0.32.0", "0.33.0"):
                         assert not row["ok"] and "AttributeError" in row["error"], (v, name, row)
                         assert row["built_kernels"] == {"MarlinLinearKernel": 8}, (v, name, row)
                     else:
@@ -75,15 +72,3 @@ def test_empty_list_reads_as_absent() -> None:
             if "-empty-list" in cid and "Qwen3" in cid:
                 twin = RECORDED[v][cid.replace("-empty-list", "", 1)]
                 assert (row["ok"], row.get("allocated_bytes")) == (twin["ok"], twin.get("allocated_bytes")), cid
-
-
-def test_no_quantized_tensor_unchecked_on_0_32(checkpoints: Path) -> None:
-    """0.32.0's reading of a checkpoint with no quantized tensor is not checked: refused by name."""
-    report = model_weights(
-        checkpoints / "tiny-Qwen3+GPTQ-Int4-empty-list+float-checkpoint",
-        tp=1,
-        compute_capability=(8, 6),
-        sm_count=82,
-        vllm_version="0.32.0",
-    )
-    assert report.refused and "0.32.0" in report.refused and WHY_ALL_QUANTIZED in report.refused, report.refused

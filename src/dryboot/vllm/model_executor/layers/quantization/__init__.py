@@ -73,7 +73,7 @@ class QuantRules:
         (:func:`~dryboot.vllm.model_executor.layers.quantization.auto_gptq.gptq_empty_read`):
         ``unquantized`` (no layer: 0.27.1-0.31.0, each recorded with vLLM's loader run; the
         checkpoint loads), ``quantized`` (every linear layer, then vLLM fails loading the float
-        weights: 0.33.0), ``unchecked`` (0.32.0: no boot environment to read or record it).
+        weights: 0.32.0, 0.33.0, each recorded).
     """
 
     allspark: bool = True
@@ -122,7 +122,7 @@ QUANT_RULES = {
         modelopt_moe=True,
         humming_before_marlin=(90,),
         humming_checked=False,
-        gptq_empty_read="unchecked",
+        gptq_empty_read="quantized",
     ),
     "0.33.0": QuantRules(
         allspark=False,

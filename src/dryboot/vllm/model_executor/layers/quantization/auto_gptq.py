@@ -246,22 +246,18 @@ def gptq_empty_read(q: WNA16, version: str, empty_read: str) -> WNA16:
     linear layer stays in the model dtype and the float checkpoint loads (0.27.1-0.31.0, each
     recorded); ``quantized``: an empty list is taken as unread metadata and quantizes
     every linear layer, whose GPTQ parameters the checkpoint's float ``weight`` tensors then do
-    not fit: vLLM's loader fails (0.33.0, recorded with vLLM's own ``load_weights``): refused;
-    ``unchecked``: refused by name. Any other ``q`` is returned as it is.
+    not fit: vLLM's loader fails (0.32.0, 0.33.0, recorded with vLLM's own ``load_weights``):
+    refused by name. Any other ``q`` is returned as it is.
 
-    :raises InputError: the release quantizes every layer (vLLM fails loading), or its reading
-        is not checked."""
+    :raises InputError: the release quantizes every layer (vLLM fails loading)."""
     if q.packing != "gptq" or q.quantize_substrings != ():
         return q
     if empty_read == "unquantized":
         return q
-    if empty_read == "quantized":
-        why = (
-            f"{WHY_NO_QUANTIZED_TENSOR}: vLLM {version} reads the empty module list as every linear layer "
-            "quantized (is_layer_gptq_quantized), then fails loading the float weights"
-        )
-    else:
-        why = f"{WHY_NO_QUANTIZED_TENSOR}: how vLLM {version} reads that empty module list is not checked"
+    why = (
+        f"{WHY_NO_QUANTIZED_TENSOR}: vLLM {version} reads the empty module list as every linear layer "
+        "quantized (is_layer_gptq_quantized), then fails loading the float weights"
+    )
     raise InputError("quantization_config", "modules_in_block_to_quantize", why)
 
 
