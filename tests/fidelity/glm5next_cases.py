@@ -69,6 +69,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "flash-ssm-bf16": ("flash", [*BASE, "--mamba-ssm-cache-dtype", "bfloat16"], None),
     # 0.30.0 / 0.31.0 size the hybrid block to a float32 KDA state whatever the flag: 1024 tokens here, 512 by the flag
     "flash-fp8-ssm-bf16": ("flash", [*BASE, "--kv-cache-dtype", "fp8", "--mamba-ssm-cache-dtype", "bfloat16"], None),
+    # mamba cache mode all: 0.30.0 / 0.31.0 do not round the chunk-aligned block to index_kpool x 32
+    "flash-mode-all": ("flash", [*BASE, "--mamba-cache-mode", "all"], None),
     "flash-hidden": ("flash", [*BASE, "--speculative-config", HIDDEN], None),
     "flash-ngram": ("flash", [*BASE, "--speculative-config", NGRAM], None),
     "flash-h100": ("flash", BASE, "H100"),

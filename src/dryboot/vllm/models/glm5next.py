@@ -306,6 +306,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         indexer_head_size=caches.index_row,
         kda=_linear_attn(f),
         hybrid_class=True,
+        # not SupportsMambaPrefixCaching: mode 'all' falls back to 'align' (recorded: flash-mode-all, 0.30.0)
+        mamba_prefix_caching=False,
         layer_names=names,
         family_extra=caches,
     )
