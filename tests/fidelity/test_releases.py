@@ -2471,6 +2471,20 @@ def test_every_switch_has_a_flip_case() -> None:
 
 #: Switches no recorded case can pin, and why (each has its own test).
 NO_FLIP_CASE = {
+    # pinned by test_weights_sparse_mla_switches.py::test_switch_is_needed (the sparse-MLA weights records)
+    **{
+        s: "the sparse-MLA weights records pin it (quant-recorded-sparsemla- / -nvfp4smla-<release>.json)"
+        for s in (
+            "sparse_mla_index_groups",
+            "sparse_mla_index_group_request_ids",
+            "flash_attn_mla_sparse_cu_seqlens",
+            "flashmla_sparse_prefill_buffers",
+            "sparse_mla_fp8_e4m3_sm90_weights",
+        )
+    },
+    # pinned by test_weights_sparsemla.py::test_flashmla_sparse_reserves_the_worker_workspace (no record
+    # past 262,144 tokens: the prefill rows at 2 x max_model_len there, 5 x before 0.32.0)
+    "flashmla_sparse_long_context_factor": "the FLASHMLA_SPARSE workspace test pins it (a 327,680-token length)",
     # pinned by test_v1_runner.py::test_switch_is_needed (a mixed DFlash drafter under --mamba-cache-mode all)
     "v2_runner_lacks_mamba_all": "the V1-runner records pin it (data/v1-runner/, 0.29-0.32)",
     "v1_runner_refuses": "the V1-runner records pin it (data/v1-runner/, 0.29-0.32)",
