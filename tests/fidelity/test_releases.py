@@ -494,6 +494,13 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             '{"cpu_offload": false}',
         ],
     ),
+    # Kimi-Linear with every layer KDA (no MLA layer built) and an nvfp4 cache: its MLA fields still make
+    # ModelConfig.use_mla true, which VllmConfig.validate_nvfp4_kv_cache_with_mla refuses (harness case
+    # s2326-181 on 0.33.0; dryboot planned it)
+    "kimil-allkda-nvfp4": (
+        REL / "kimil-allkda",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "2410532466", "--kv-cache-dtype", "nvfp4"],
+    ),
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
     "step3p5-nomtp": (
         REL / "step3p5-nomtp",
@@ -2347,6 +2354,16 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "kv lcm block sizes 1024",
         ),
     ),
+    # Kimi-Linear of KDA layers only with an nvfp4 cache: refused by VllmConfig on every release
+    **{
+        (v, "kimil-allkda-nvfp4"): {
+            "refused": True,
+            "vllm": "ValidationError: 1 validation error for VllmConfig\n  Value error, nvfp4 KV cache is not supported "
+            "with MLA (Multi-head Latent Attention) backends. Please use a different --kv-cache-dtype (e.g., 'fp8', "
+            "'auto', or 'nvfp4_ds_mla' with a sparse MLA backend) for MLA models such as DeepSeek.",
+        }
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    },
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).

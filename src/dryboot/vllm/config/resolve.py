@@ -1067,6 +1067,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         )
     model_dtype = model_dtype_of(model, args)
     _check_float_kv_cache_dtype(args, model_dtype, rules)
+    _check_nvfp4_mla(model, kv_dtype)
     if hidden_states:
         # the model runner builds its proposer (whose checks refuse) after the engine config
         # is validated and before the model
@@ -1356,6 +1357,21 @@ def _drafter_caches(
     d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
     d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
     return d_dtype, model_dtype_of(drafter.model, args), d_backend
+
+
+def _check_nvfp4_mla(model: ModelGeometry, kv_dtype: str) -> None:
+    """``VllmConfig.validate_nvfp4_kv_cache_with_mla`` (every release 0.27.1-0.33.0): the plain nvfp4
+    caches on a model whose config makes ``ModelConfig.use_mla`` true (its MLA fields), MLA layers
+    built or not (a Kimi-Linear config of KDA layers only).
+
+    :raises InputError: vLLM's ValueError."""
+    if kv_dtype.startswith("nvfp4") and not kv_dtype.endswith("_ds_mla") and (model.use_mla or model.attn.mla_config):
+        raise InputError(
+            "--kv-cache-dtype",
+            kv_dtype,
+            f"{model.source}: ValueError: nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) "
+            "backends (VllmConfig.validate_nvfp4_kv_cache_with_mla: the config's MLA fields make use_mla true)",
+        )
 
 
 def _check_float_kv_cache_dtype(args: EngineArgs, model_dtype: str, rules: VersionRules) -> None:
