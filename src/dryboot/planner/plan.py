@@ -38,6 +38,7 @@ from dryboot.vllm.kv_cache_interface import (
     MambaSpec,
     state_bytes,
 )
+from dryboot.vllm.kv_cache_layout import check_stage_layouts
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, flat_row_alignment, kv_layout, mamba_state
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
@@ -772,6 +773,7 @@ def _pipeline_stages(
             )
     pairs: list[tuple[str, LayerSpec]] = []
     stages: list[frozenset[str]] = []
+    stage_backends: list[set[str]] = []
     blocks: list[int] = []
     first: tuple[int, BlockSizeDecision | None] | None = None
     for s, layers_of_stage in enumerate(ranges):
@@ -795,7 +797,9 @@ def _pipeline_stages(
             log.extend(line for line in stage_log if line not in log)
         pairs.extend(stage_layers.pairs())
         stages.append(frozenset(stage_layers.order))
+        stage_backends.append({s.backend for s in stage_layers.specs if isinstance(s, AttentionSpec)})
     assert first is not None
+    check_stage_layouts(stage_backends, args.device.capability, cfg.rules)
     return first[0], first[1], LayerSet.from_pairs(pairs), stages
 
 

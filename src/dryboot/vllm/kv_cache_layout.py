@@ -1,0 +1,80 @@
+"""The KV cache layouts a worker's attention backends declare, and the engine core's check that
+every pipeline stage's worker reports the same list.
+
+Mirrors vLLM 0.29+'s ``v1/kv_cache_layout.py`` (``KVCacheLayout``),
+``v1/attention/backends/utils.py`` (``get_supported_kv_cache_layouts``, ``resolve_kv_cache_layout``'s
+"Workers disagree on supported KV cache layouts" assertion) and the backends'
+``supported_kv_cache_layouts``. Before 0.29 no layout is resolved. The families that lay their caches
+out themselves check their own stages (``kv_cache_utils/packed.py`` ``check_stage_layouts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from dryboot.errors import InputError
+from dryboot.vllm.versions import VersionRules, version_key
+
+#: the first release whose engine core resolves one KV cache layout from every worker's report
+FIRST_RELEASE = "0.29.0"
+#: ``KVCacheLayout``'s members in enum order (the tie order of :func:`supported_layouts`)
+LAYOUTS = ("LBHNC", "LBNHC", "LHBNC", "BLHNC", "BLNHC", "BHLNC")
+#: the preference of a worker whose backends declare nothing (``_DEFAULT_LAYOUT_PREFERENCE``)
+DEFAULT_PREFERENCE = ("LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC")
+#: FlashInfer's TRT-LLM-gen kernels on SM 10.x read head-major blocks (``FlashInferBackend``; the
+#: Triton + FlashInfer composite of a multimodal-prefix layer takes the same, its Triton half
+#: declaring nothing)
+_FLASHINFER_SM100 = ("LBHNC", "BLHNC")
+
+
+def declared_layouts(backend: str, capability: tuple[int, int]) -> tuple[str, ...] | None:
+    """The layouts backend ``backend`` declares on a GPU of ``capability``, most preferred first, or
+    ``None`` where it takes any (``supported_kv_cache_layouts``): FlexAttention and TurboQuant flatten
+    the block and token axes (``LBNHC`` only); FlashInfer on SM 10.x; every other backend modelled
+    here declares nothing."""
+    if backend in ("FLEX_ATTENTION", "TURBOQUANT"):
+        return ("LBNHC",)
+    if backend in ("FLASHINFER", "TRITON_FLASHINFER") and capability[0] == 10:
+        return _FLASHINFER_SM100
+    return None
+
+
+def supported_layouts(declared: Iterable[Sequence[str] | None]) -> list[str]:
+    """What one worker reports (``get_supported_kv_cache_layouts``): the declaring backends' common
+    list when they agree, else their intersection ordered by how many put a layout first (ties in
+    enum order); :data:`DEFAULT_PREFERENCE` when none declares.
+
+    :raises InputError: declarations with nothing in common (vLLM's ValueError)."""
+    lists = [tuple(d) for d in declared if d is not None] or [DEFAULT_PREFERENCE]
+    if all(d == lists[0] for d in lists[1:]):
+        return list(lists[0])
+    firsts = [d[0] for d in lists]
+    common = set.intersection(*(set(d) for d in lists))
+    out = sorted((x for x in LAYOUTS if x in common), key=lambda x: firsts.count(x), reverse=True)
+    if not out:
+        raise InputError(
+            "--attention-backend",
+            None,
+            f"No KV cache layout satisfies every supported set: {[list(d) for d in lists]} (vLLM's ValueError)",
+        )
+    return out
+
+
+def check_stage_layouts(
+    stage_backends: Sequence[Iterable[str]], capability: tuple[int, int], rules: VersionRules
+) -> None:
+    """``resolve_kv_cache_layout``: every pipeline stage's worker must report the same layouts over
+    the attention backends of the layers it builds (a stage of mamba layers only declares nothing).
+
+    :raises InputError: stages that report different lists (vLLM's AssertionError), from 0.29.0."""
+    if len(stage_backends) < 2 or version_key(rules.version) < version_key(FIRST_RELEASE):
+        return
+    reports = [supported_layouts(declared_layouts(b, capability) for b in sorted(set(s))) for s in stage_backends]
+    if any(r != reports[0] for r in reports[1:]):
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(len(stage_backends)),
+            f"AssertionError: Workers disagree on supported KV cache layouts: {reports} (each pipeline stage reports "
+            f"the layouts its layers' attention backends declare; vLLM {rules.version}'s "
+            "resolve_kv_cache_layout)",
+        )
