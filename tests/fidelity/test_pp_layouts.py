@@ -1,0 +1,69 @@
+"""dryboot against vLLM's engine start on pipeline stages whose attention backends declare different
+KV cache layouts (``pp_layout_cases.py``; recorded by ``record_pp_layouts.py``). From 0.29.0 the engine
+core asserts every stage's worker reports the same layouts: a stage of Gated DeltaNet layers only
+(nothing declared: the default list) beside one whose FlashInfer on SM 10.x or FlexAttention declares
+its own is refused; 0.27.1 / 0.28.0 resolve no layout and serve it. Nothing here needs vLLM."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import pp_layout_cases as C
+
+pytestmark = pytest.mark.fidelity
+
+_MODEL = H._write_config(Path(tempfile.mkdtemp(prefix="pp-layouts-")), "qwen3_5-tiny", json.loads(C.CONFIG.read_text()))
+
+
+def _recorded(version: str) -> dict[str, dict[str, Any]]:
+    doc: dict[str, Any] = json.loads(C.record_path(version).read_text())
+    assert doc["vllm"] == version
+    cases: dict[str, dict[str, Any]] = doc["cases"]
+    return cases
+
+
+def test_every_case_is_recorded() -> None:
+    for version in C.RELEASES:
+        rec = _recorded(version)
+        assert list(rec) == list(C.CASES)
+        refused = {cid for cid, r in rec.items() if not r["ok"]}
+        if version in ("0.27.1", "0.28.0"):
+            assert not refused, version
+        else:
+            assert refused == {"b200-flashinfer", "h200-flex", "b200-flashinfer-even"}, version
+            assert all("Workers disagree on supported KV cache layouts" in rec[c]["error"] for c in refused)
+
+
+#: known disagreements (strict: a fix turns them into failures to remove). From 0.29.0 FlashAttention on SM
+#: 10.x / 11.x serves a head of 256 with FA4's dedicated kernel, whose 128-token pages it prefers ("Setting kv
+#: cache block size to 128 for FLASH_ATTN backend.", ``fa_utils.py`` ``uses_fa4_hd256_kernel``, with its
+#: fallbacks ``_fa4_hd256_fallback_reason``): not modelled, so the hybrid block differs (vLLM 384, dryboot 288)
+XFAIL = {
+    (v, "b200-flash-attn"): "FA4's head-256 kernel on SM 10.x (0.29+) is not modelled"
+    for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+}
+
+
+@pytest.mark.parametrize(
+    ("version", "cid"),
+    [
+        pytest.param(v, c, marks=pytest.mark.xfail(reason=XFAIL[(v, c)], strict=True)) if (v, c) in XFAIL else (v, c)
+        for v in C.RELEASES
+        for c in C.CASES
+    ],
+)
+def test_dryboot_agrees(version: str, cid: str) -> None:
+    argv, gpu, env = C.CASES[cid]
+    case = H.Case(cid, "pp-layouts", _MODEL, [*argv, *(["--gpu", gpu] if gpu else [])], env=env)
+    got = H.run_dryboot(case, version)
+    verdict = H.compare(_recorded(version)[cid], got)
+    assert verdict["agree"], f"{case.command(version)}\n{verdict['diffs']}"
