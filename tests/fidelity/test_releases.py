@@ -479,7 +479,16 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-q4-allfull",
             "hyb-q4-allfull-ple",
             "hyb-glm5-allidx",
+            "hyb-glm5-linfull",
         )
+    },
+    # hyb-glm5-allidx at a block the kpool indexer takes (index_kpool x 32 = 512 tokens, and 1,024)
+    **{
+        f"hyb-glm5-allidx-b{b}": (
+            REL / "hyb-glm5-allidx",
+            ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", "--block-size", str(b)],
+        )
+        for b in (512, 1024)
     },
     # hyb-q4-allfull-ple without the n-gram table's CPU offload (0.30+: the oracle's faked GPU has no UVA)
     "hyb-q4-allfull-ple-nooffload": (
@@ -2310,15 +2319,86 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         "refused": True,
         "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers [1].",
     },
-    # GLM-5.3-Flash with every layer indexed: Glm5NextTextConfig names them indexed_attention (still hybrid)
+    # GLM-5.3-Flash with every layer full_attention: 0.30.0 / 0.31.0's own config class keeps the list, so every
+    # layer is built indexed and ModelConfig.is_hybrid is false (no mamba alignment): the block stays the
+    # indexer backend's 64 and the kpool indexer cache asserts; at 512 / 1,024 tokens it serves (one group).
+    # 0.32.0 / 0.33.0: transformers' config class names them indexed_attention (still hybrid)
     ("0.30.0", "hyb-glm5-allidx"): {
         "refused": True,
         "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=64 -> storage_block_size=4.",
     },
+    ("0.30.0", "hyb-glm5-allidx-b512"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidx-b1024"): _ok(
+        1024,
+        316,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
     ("0.31.0", "hyb-glm5-allidx"): {
         "refused": True,
         "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=64 -> storage_block_size=4.",
     },
+    ("0.31.0", "hyb-glm5-allidx-b512"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b1024"): _ok(
+        1024,
+        316,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
     ("0.32.0", "hyb-glm5-allidx"): _ok(
         1024,
         473,
@@ -2347,16 +2427,54 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "kv lcm block sizes 1024",
         ),
     ),
+    ("0.33.0", "hyb-glm5-allidx-b512"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b1024"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull"): _ok(
+        1024,
+        1890,
+        860160,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 860,160 tokens, Maximum concurrency for 8,192 tokens per request: 105.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
 #: recorded cases dryboot gets wrong today (strict: a fix turns them into failures to remove)
 XFAIL: dict[tuple[str, str], str] = {
-    # issue 37: both refuse, not the same refusal. The stand-in's layer_types (every layer full_attention) leaves
-    # 0.30.0 / 0.31.0 building every layer indexed (vLLM's kpool AssertionError at block 64); dryboot refuses
-    # any layer_types there by name (glm5next.for_release), a list without linear_attention not yet modelled
-    ("0.30.0", "hyb-glm5-allidx"): "both refuse: dryboot refuses a GLM-5.3-Flash layer_types by name on 0.30.0",
-    ("0.31.0", "hyb-glm5-allidx"): "both refuse: dryboot refuses a GLM-5.3-Flash layer_types by name on 0.31.0",
+    # GLM-5.3-Flash's KDA layers beside full_attention (indexed) ones on 0.30.0 / 0.31.0: those releases lay them
+    # out with their own grouping (kv_cache_utils._get_kv_cache_groups_glm5_next), which dryboot refuses by name
+    ("0.30.0", "hyb-glm5-linfull"): "dryboot refuses by name what 0.30.0 serves: its GLM-5.3-Flash KDA grouping",
+    ("0.31.0", "hyb-glm5-linfull"): "dryboot refuses by name what 0.31.0 serves: its GLM-5.3-Flash KDA grouping",
 }
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.

@@ -665,9 +665,13 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     if own and cfg.drafter is not None and cfg.drafter_backend is not None and cfg.drafter_backend not in own:
         # the drafter's layers are built after the target's (extract_hidden_states: CACHE_ONLY_ATTN)
         own = [*own, cfg.drafter_backend]
-    if own:
-        # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): a block
-        # every one addresses; the hybrid alignment takes the first's kernel blocks
+    if own and not cfg.rules.block_size_log_backends:
+        # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): before 0.31
+        # the first one built (Platform._find_non_ssm_backend) picks the block and its kernel blocks align it
+        phase1 = own[0]
+        block_size, phase1_log = preferred_block_size(phase1, args.block_size)
+    elif own:
+        # 0.31+: a block every one addresses; the hybrid alignment takes the first's kernel blocks
         block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
         phase1 = own[0]
     elif LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
@@ -711,6 +715,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90 and LayerKind.GDN in model.kinds
         else tuple(b.smallest_kernel_block for b in own if b.kernel_blocks),
         max_model_len=cfg.max_model_len,
+        indexer_alignment=family_of(model).indexer_block_alignment(model, args),
     )
     log.extend(decision.log)
     return decision.block_size, decision

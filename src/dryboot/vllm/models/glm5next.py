@@ -41,14 +41,21 @@ architecture's flag sets in ``data/release-architectures/``, its wrapper's too) 
 no published config.json of GLM-5.3-Flash was found.
 
 * vLLM 0.30.0 and 0.31.0 (:data:`ALL_INDEXED_RELEASES`, :func:`for_release`) read the config with their own
-  ``Glm5NextTextConfig``, which leaves ``layer_types`` unset: every layer is built indexed (no KDA layer),
-  the KDA state still sizing the hybrid block (then rounded to ``index_kpool x 32``); each layer's indexer
+  ``Glm5NextTextConfig``, which keeps ``layer_types`` as given (default unset) and builds a KDA layer for a
+  ``linear_attention`` entry only: without such an entry every layer is built indexed; each layer's indexer
   key cache, its tail ring (a ``KpoolTailSpec`` sliding window, allocated as full attention: the pages
-  cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`); the
-  kpool must divide the block the layers are built at (16 by default). Planned on an H200 (recorded on
-  its default GPU only); a config that sets ``layer_types``, or leaves ``index_kpool`` / ``index_head_dim``
-  alone to those releases' defaults, is refused by name. One that leaves ``index_topk`` to them (``None``)
-  is dense MLA there (:func:`_dense`: no indexer, vLLM's dense MLA backend), planned under default flags.
+  cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`). The block:
+  the first built backend's, the plain ``DEEPSEEK_V32_INDEXER``'s 64 tokens (0.31.0: the one every backend
+  addresses, 64 too); the model stays hybrid unless every ``layer_types`` entry is ``full_attention``
+  (``ModelConfig.is_hybrid``, :func:`counts_as_attention`), and then the KDA state still sizes the block,
+  rounded to ``index_kpool x 32`` (:func:`indexer_block_alignment`). A block the kpool indexer's pages do
+  not tile (no hybrid alignment: 64 by default) is vLLM's AssertionError (``Glm5NextIndexerCache``), in its
+  words. The kpool must divide the block the layers are built at (16 by default). Planned on an H200
+  (recorded on its default GPU only); a ``layer_types`` with ``linear_attention`` entries (those releases'
+  own KDA grouping, ``_get_kv_cache_groups_glm5_next``), or a config that leaves ``index_kpool`` /
+  ``index_head_dim`` to those releases' defaults, is refused by name. One that leaves ``index_topk`` to them
+  (``None``) is dense MLA there (:func:`_dense`: no indexer, vLLM's dense MLA backend), planned under
+  default flags.
 
 Not verified, refused by name: drafting other than n-gram and the hidden-state cache (the MTP module
 among them), decode context parallelism, ``--prefix-match-unit``, a named backend other than
@@ -62,7 +69,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import AttentionBackend, KernelBlock
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend, KernelBlock
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import model_dtype_of
 from dryboot.vllm.distributed import pp_stage_ranges
@@ -79,10 +86,11 @@ INDEXED = "indexed_attention"
 #: the releases whose engine start verified the KDA + indexed layout (repeat-packed caches)
 RELEASES = frozenset({"0.32.0", "0.33.0"})
 #: the earlier releases whose registries list it: their config class (vLLM's own
-#: ``transformers_utils/configs/glm5_next.py`` ``Glm5NextTextConfig``) leaves ``layer_types`` unset, so
-#: the model class (``is_kda_layer``: a ``linear_attention`` entry only) builds every layer as an indexed
-#: one; the KDA state still sizes the hybrid block (``_align_hybrid_block_size``, then the kpool indexer's
-#: ``index_kpool x 32`` alignment, ``CudaPlatform._get_indexer_block_alignment``), and the tail rings
+#: ``transformers_utils/configs/glm5_next.py`` ``Glm5NextTextConfig``) keeps ``layer_types`` as given, unset
+#: by default, so the model class (``is_kda_layer``: a ``linear_attention`` entry only) builds every layer of
+#: a config without such an entry as an indexed one; the KDA state still sizes the hybrid block
+#: (``_align_hybrid_block_size``, then the kpool indexer's ``index_kpool x 32`` alignment,
+#: ``CudaPlatform._get_indexer_block_alignment``), and the tail rings
 #: (``KpoolTailSpec``, a sliding window of ``index_kpool``) cannot be unified with the MLA pages: they are
 #: allocated as full attention, every layer in one uniform-type group (recorded:
 #: ``data/glm5next/vllm-<release>.json``); other releases lack it (``absent_from_release``)
@@ -321,12 +329,14 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     :func:`grouped_side_caches`), the KDA state kept for the hybrid block alignment alone; as read on
     the later releases.
 
-    :raises InputError: on those releases, ``layer_types`` set (0.30.0: vLLM's AssertionError while
-        laying out the KDA and indexed layers' caches, recorded; 0.31.0: transformers'
-        ``validate_layer_type`` refuses ``indexed_attention``, recorded; other lists not verified), a
-        key of :data:`ALL_INDEXED_KEYS` left to the release's defaults, an ``index_kpool`` not a power
-        of two (not verified), or a default block the kpool does not divide (the indexer cache's
-        AssertionError, in vLLM's words)."""
+    ``layer_types`` as those releases keep it: no ``linear_attention`` entry, every layer indexed; every
+    entry ``full_attention``, no hybrid (:func:`counts_as_attention`).
+
+    :raises InputError: on those releases, a ``layer_types`` entry transformers refuses (0.31.0:
+        ``validate_layer_type`` refuses ``indexed_attention``, recorded), ``linear_attention`` entries
+        (KDA layers beside indexed ones: the releases' own grouping, not modelled), a key of
+        :data:`ALL_INDEXED_KEYS` left to the release's defaults, an ``index_kpool`` not a power of two (not
+        verified)."""
     caches = _caches(model)
     if rules.version not in ALL_INDEXED_RELEASES:
         return model
@@ -340,13 +350,15 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             f"'validate_layer_type': ValueError: The `layer_types` entries must be in {TRANSFORMERS_LAYER_TYPES} "
             f"({bad[0]!r}: transformers' PreTrainedConfig under vLLM 0.31.0)",
         )
-    if "layer_types" in caches.given:
+    if LINEAR in caches.raw_layer_types:
         raise InputError(
             model.source,
             "layer_types",
-            f"{arch} on vLLM {version}: a config's layer_types is not modelled there (recorded: 0.30.0's engine "
-            "start fails with an AssertionError laying out its KDA and indexed layers; 0.31.0's transformers "
-            "refuses 'indexed_attention' in validate_layer_type)",
+            f"{arch} on vLLM {version}: KDA (linear_attention) layers beside indexed ones are laid out by that "
+            "release's own GLM-5.3-Flash grouping (kv_cache_utils._get_kv_cache_groups_glm5_next: the tail rings "
+            "padded to the indexer's page in a group of their own), which is not modelled (recorded: served with "
+            "full_attention entries; an indexed_attention entry fails, 0.30.0 with an AssertionError, 0.31.0 in "
+            "transformers' validate_layer_type)",
         )
     missing = [k for k in ALL_INDEXED_KEYS if k not in caches.given]
     n = len(model.layer_kinds)
@@ -370,7 +382,18 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
         layer_kinds=(LayerKind.MLA,) * n,
         layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
         family_extra=replace(caches, all_indexed=True),
+        hf_layer_types=counts_as_attention(caches.raw_layer_types),
     )
+
+
+def counts_as_attention(layer_types: tuple[str, ...]) -> bool:
+    """vLLM 0.30.0 / 0.31.0's config class keeps ``layer_types`` as given, and ``ModelConfig.is_hybrid``
+    (``config/model.py``) counts a list whose every entry is ``"attention"`` or ``"full_attention"`` as no
+    hybrid: no mamba cache mode, no hybrid block alignment (the indexer backend's block stays). Such a list
+    is kept as the model's ``layer_types`` (``hf_layer_types``, read by
+    :func:`dryboot.vllm.config.resolve.is_hybrid` over the layers, all MLA here); another (an
+    ``indexed_attention`` entry, or none given) keeps the class's ``IsHybrid``."""
+    return bool(layer_types) and all(t in ("attention", "full_attention") for t in layer_types)
 
 
 def _dense(model: ModelGeometry, caches: Glm5NextCaches, version: str) -> ModelGeometry:
@@ -677,10 +700,29 @@ def backend_assumption(model: ModelGeometry) -> str | None:
 def block_backends(model: ModelGeometry, args: EngineArgs, backend: AttentionBackend) -> list[AttentionBackend]:
     """The attention backends the block is chosen over, in the order their layers are built
     (``Platform._find_non_ssm_backends``): the indexer key cache's, the tail ring's, the MLA
-    layers' ``backend``; none for dense MLA (:func:`is_dense`: the planner's own choice over ``backend``)."""
+    layers' ``backend``; none for dense MLA (:func:`is_dense`: the planner's own choice over ``backend``).
+    On vLLM 0.30.0 / 0.31.0 (every layer indexed) the key cache's backend is the plain
+    ``DeepseekV32IndexerBackend`` (``v1/attention/backends/mla/indexer.py``: 64-token kernel blocks on CUDA,
+    whatever ``index_kpool``), so the block it prefers is 64; the kpool's own alignment applies to a hybrid
+    block alone (:func:`indexer_block_alignment`)."""
     if is_dense(model):
         return []
+    if _caches(model).all_indexed:
+        return [DEEPSEEK_V32_INDEXER, KPOOL_TAIL, backend]
     return [indexer_backend(model, args.device.capability[0]), KPOOL_TAIL, backend]
+
+
+def indexer_block_alignment(model: ModelGeometry, args: EngineArgs) -> int | None:
+    """What vLLM 0.30.0 / 0.31.0 round a hybrid block up to beyond the backends' alignment, in mamba cache
+    mode ``none`` / ``align`` (``CudaPlatform._get_indexer_block_alignment``, read from the config's
+    ``index_kpool``, ``index_topk`` or not): ``index_kpool`` x DeepGEMM's smallest paged-MQA page (32; the
+    largest, 64, on SM 12.x); ``None`` on the later releases, whose kpool indexer backend's kernel blocks
+    carry it (:func:`indexer_backend`), and for a kpool of 1 or none."""
+    caches = extra_of(model, Glm5NextCaches)
+    if args.vllm_version not in ALL_INDEXED_RELEASES or caches is None or caches.kpool <= 1:
+        return None
+    page = PAGED_MQA_STATES[1] if args.device.capability[0] == 12 else PAGED_MQA_STATES[0]
+    return caches.kpool * page
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:
@@ -713,7 +755,9 @@ def grouped_side_caches(
                     "--block-size",
                     str(block),
                     f"{model.architecture}: AssertionError: Glm5NextIndexerCache: kpool indexer requires cache "
-                    f"block_size to be a multiple of index_kpool * 32 ({kpool * 32})",
+                    f"block_size to be a multiple of index_kpool * 32 ({kpool * 32}) so that DeepGEMM paged-MQA "
+                    f"pool pages (32 or 64 entries) tile the storage block, got block_size={block} -> "
+                    f"storage_block_size={block // kpool}. (Glm5NextIndexerCache.get_kv_cache_spec)",
                 )
             prefix = name[: -len("attn")] + "indexer."
             out[prefix + "k_cache"] = replace(

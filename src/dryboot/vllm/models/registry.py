@@ -182,6 +182,13 @@ class Family:
         hook = getattr(self.module(), "alignment_mamba_pages", None)
         return () if hook is None else tuple(hook(model, args, conv_dtype))
 
+    def indexer_block_alignment(self, model: ModelGeometry, args: EngineArgs) -> int | None:
+        """A multiple the hybrid block is rounded up to after the backends' alignment, in mamba cache mode
+        ``none`` / ``align`` (``Platform._get_indexer_block_alignment``: GLM-5.3-Flash's kpool indexer on
+        vLLM 0.30.0 / 0.31.0); default ``None``."""
+        hook = getattr(self.module(), "indexer_block_alignment", None)
+        return None if hook is None else hook(model, args)
+
     def block_backends(
         self, model: ModelGeometry, args: EngineArgs, backend: AttentionBackend
     ) -> list[AttentionBackend]:
