@@ -490,6 +490,20 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         )
         for b in (512, 1024)
     },
+    # GLM-5.3-Flash's flash-8 (sixteen KDA heads: its state sizes the hybrid block) with a bfloat16 recurrent
+    # state asked for: 0.30.0 / 0.31.0's model class passes no --mamba-ssm-cache-dtype to kda_state_dtype
+    "glm5-flash8-ssmbf16": (
+        Path(__file__).resolve().parent / "data" / "glm5next" / "configs" / "flash-8.json",
+        [
+            "--max-model-len",
+            "8192",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--mamba-ssm-cache-dtype",
+            "bfloat16",
+        ],
+    ),
     # hyb-q4-allfull-ple without the n-gram table's CPU offload (0.30+: the oracle's faked GPU has no UVA)
     "hyb-q4-allfull-ple-nooffload": (
         REL / "hyb-q4-allfull-ple",
@@ -2463,6 +2477,49 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
             "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
             "GPU KV cache size: 860,160 tokens, Maximum concurrency for 8,192 tokens per request: 105.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # flash-8 with --mamba-ssm-cache-dtype bfloat16: 0.30.0 / 0.31.0 align the block to a float32 KDA state
+    ("0.30.0", "glm5-flash8-ssmbf16"): _ok(
+        1536,
+        105,
+        143360,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 143,360 tokens, Maximum concurrency for 8,192 tokens per request: 17.50x",
+        ),
+    ),
+    ("0.31.0", "glm5-flash8-ssmbf16"): _ok(
+        1536,
+        105,
+        143360,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 143,360 tokens, Maximum concurrency for 8,192 tokens per request: 17.50x",
+        ),
+    ),
+    ("0.33.0", "glm5-flash8-ssmbf16"): _ok(
+        1024,
+        945,
+        430080,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,080 tokens, Maximum concurrency for 8,192 tokens per request: 52.50x",
             "kv lcm block sizes 1024",
         ),
     ),

@@ -383,7 +383,16 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
         layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
         family_extra=replace(caches, all_indexed=True),
         hf_layer_types=counts_as_attention(caches.raw_layer_types),
+        kda=_float32_state(model),
     )
+
+
+def _float32_state(model: ModelGeometry) -> GatedDeltaNet | None:
+    """The KDA state as vLLM 0.30.0 / 0.31.0's model class sizes it: ``get_mamba_state_dtype_from_config``
+    passes ``kda_state_dtype`` the conv dtype alone, so the recurrent state is float32 whatever
+    ``--mamba-ssm-cache-dtype`` (recorded: ``glm5-flash8-ssmbf16``, a 1,536-token block, not 1,024)."""
+    kda = model.mamba.kda
+    return None if kda is None else replace(kda, ssm_dtype_flag=False)
 
 
 def counts_as_attention(layer_types: tuple[str, ...]) -> bool:
@@ -418,6 +427,7 @@ def _dense(model: ModelGeometry, caches: Glm5NextCaches, version: str) -> ModelG
         layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
         indexer_head_size=None,
         family_extra=replace(caches, kpool=kpool, indexed=False, all_indexed=True),
+        kda=_float32_state(model),
     )
 
 
