@@ -480,6 +480,7 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-q4-allfull-ple",
             "hyb-glm5-allidx",
             "hyb-glm5-linfull",
+            "hyb-glm5-allidxn",
         )
     },
     # hyb-glm5-allidx at a block the kpool indexer takes (index_kpool x 32 = 512 tokens, and 1,024)
@@ -489,6 +490,19 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", "--block-size", str(b)],
         )
         for b in (512, 1024)
+    },
+    # ... and under more flags: a block the kpool pages do not tile, TP 2, PP 2, no prefix caching
+    **{
+        f"hyb-glm5-allidx-{name}": (
+            REL / "hyb-glm5-allidx",
+            ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", *flags],
+        )
+        for name, flags in (
+            ("b256", ["--block-size", "256"]),
+            ("b512-tp2", ["--block-size", "512", "--tensor-parallel-size", "2"]),
+            ("b512-pp2", ["--block-size", "512", "--pipeline-parallel-size", "2"]),
+            ("b512-noprefix", ["--block-size", "512", "--no-enable-prefix-caching"]),
+        )
     },
     # GLM-5.3-Flash's flash-8 (sixteen KDA heads: its state sizes the hybrid block) with a bfloat16 recurrent
     # state asked for: 0.30.0 / 0.31.0's model class passes no --mamba-ssm-cache-dtype to kda_state_dtype
@@ -2520,6 +2534,160 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
             "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
             "GPU KV cache size: 430,080 tokens, Maximum concurrency for 8,192 tokens per request: 52.50x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # hyb-glm5-allidx under more flags; hyb-glm5-allidxn (every layer indexed_attention): hybrid on 0.30.0 (the
+    # entries are not attention names), refused by 0.31.0's transformers, hybrid on 0.33.0
+    ("0.30.0", "hyb-glm5-allidx-b256"): {
+        "refused": True,
+        "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=256 -> storage_block_size=16.",
+    },
+    ("0.30.0", "hyb-glm5-allidx-b512-tp2"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidx-b512-pp2"): _ok(
+        512,
+        1264,
+        647168,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 647,168 tokens, Maximum concurrency for 8,192 tokens per request: 79.00x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidx-b512-noprefix"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidxn"): _ok(
+        1024,
+        316,
+        323584,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b256"): {
+        "refused": True,
+        "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=256 -> storage_block_size=16.",
+    },
+    ("0.31.0", "hyb-glm5-allidx-b512-tp2"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b512-pp2"): _ok(
+        512,
+        1264,
+        647168,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 647,168 tokens, Maximum concurrency for 8,192 tokens per request: 79.00x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b512-noprefix"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidxn"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_layer_type':\n    ValueError: The `layer_types` entries must be in ('full_attention', 'sliding_attention', 'chunked_attention', 'window_attention', 'compressed_sparse_attention', 'heavily_compressed_attention', 'minimax_m3_sparse', 'conv', 'moe', 'hybrid', 'hybrid_sliding', 'deepseek_sparse_attention', 'qwen_sparse_attention', 'linear_attention') but got ['indexed_attention', 'indexed_attention', 'indexed_attention', 'indexed_attention']",
+    },
+    ("0.33.0", "hyb-glm5-allidx-b256"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b512-tp2"): _ok(
+        512,
+        945,
+        455378,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 455,378 tokens, Maximum concurrency for 8,192 tokens per request: 55.59x",
+            "kv lcm block sizes 512",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b512-pp2"): _ok(
+        1024,
+        945,
+        860160,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 860,160 tokens, Maximum concurrency for 8,192 tokens per request: 105.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b512-noprefix"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidxn"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
             "kv lcm block sizes 1024",
         ),
     ),
