@@ -481,6 +481,7 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-glm5-allidx",
             "hyb-glm5-linfull",
             "hyb-glm5-allidxn",
+            "hyb-glm5-linfull2",
         )
     },
     # hyb-glm5-allidx at a block the kpool indexer takes (index_kpool x 32 = 512 tokens, and 1,024)
@@ -490,6 +491,18 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", "--block-size", str(b)],
         )
         for b in (512, 1024)
+    },
+    # hyb-glm5-linfull at TP 2 and without prefix caching
+    **{
+        f"hyb-glm5-linfull-{name}": (
+            REL / "hyb-glm5-linfull",
+            ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", *flags],
+        )
+        for name, flags in (
+            ("tp2", ["--tensor-parallel-size", "2"]),
+            ("noprefix", ["--no-enable-prefix-caching"]),
+            ("len-auto", ["--max-model-len", "-1"]),
+        )
     },
     # ... and under more flags: a block the kpool pages do not tile, TP 2, PP 2, no prefix caching
     **{
@@ -2691,16 +2704,161 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "kv lcm block sizes 1024",
         ),
     ),
+    # KDA layers beside indexed ones: 0.30.0 / 0.31.0's own GLM-5.3-Flash grouping (a group of the key caches and
+    # MLA rows, one of the tail rings padded to the key cache's page, the KDA states round-robin); at TP 2 the
+    # 512-token block's key cache page (4,224 bytes) is smaller than a tail ring's 8,192: AssertionError
+    ("0.30.0", "hyb-glm5-linfull2"): _ok(
+        1024,
+        946,
+        516642,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 516,642 tokens, Maximum concurrency for 8,192 tokens per request: 63.07x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-tp2"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.30.0", "hyb-glm5-linfull-noprefix"): _ok(
+        1024,
+        1892,
+        1291605,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,291,605 tokens, Maximum concurrency for 8,192 tokens per request: 157.67x",
+            "kv lcm block sizes 8192",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-len-auto"): _ok(
+        1024,
+        1892,
+        1347762,
+        16384,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 16384 fits in available GPU memory",
+            "GPU KV cache size: 1,347,762 tokens, Maximum concurrency for 16,384 tokens per request: 82.26x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull2"): _ok(
+        1024,
+        946,
+        516642,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 516,642 tokens, Maximum concurrency for 8,192 tokens per request: 63.07x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-tp2"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.31.0", "hyb-glm5-linfull-noprefix"): _ok(
+        1024,
+        1892,
+        1291605,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,291,605 tokens, Maximum concurrency for 8,192 tokens per request: 157.67x",
+            "kv lcm block sizes 8192",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-len-auto"): _ok(
+        1024,
+        1892,
+        1347762,
+        16384,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 16384 fits in available GPU memory",
+            "GPU KV cache size: 1,347,762 tokens, Maximum concurrency for 16,384 tokens per request: 82.26x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull2"): _ok(
+        1024,
+        945,
+        430080,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,080 tokens, Maximum concurrency for 8,192 tokens per request: 52.50x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-tp2"): _ok(
+        512,
+        3777,
+        1190045,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,190,045 tokens, Maximum concurrency for 8,192 tokens per request: 145.27x",
+            "kv lcm block sizes 512",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-noprefix"): _ok(
+        1024,
+        1890,
+        1290240,
+        8192,
+        log=(
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,290,240 tokens, Maximum concurrency for 8,192 tokens per request: 157.50x",
+            "kv lcm block sizes 8192",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-len-auto"): _ok(
+        1024,
+        1890,
+        1190990,
+        16384,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 16384 fits in available KV cache memory (1.86 GiB GPU)",
+            "GPU KV cache size: 1,190,990 tokens, Maximum concurrency for 16,384 tokens per request: 72.69x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
 #: recorded cases dryboot gets wrong today (strict: a fix turns them into failures to remove)
-XFAIL: dict[tuple[str, str], str] = {
-    # GLM-5.3-Flash's KDA layers beside full_attention (indexed) ones on 0.30.0 / 0.31.0: those releases lay them
-    # out with their own grouping (kv_cache_utils._get_kv_cache_groups_glm5_next), which dryboot refuses by name
-    ("0.30.0", "hyb-glm5-linfull"): "dryboot refuses by name what 0.30.0 serves: its GLM-5.3-Flash KDA grouping",
-    ("0.31.0", "hyb-glm5-linfull"): "dryboot refuses by name what 0.31.0 serves: its GLM-5.3-Flash KDA grouping",
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
 SWITCH_CASES: list[tuple[str, str, str, Any]] = [

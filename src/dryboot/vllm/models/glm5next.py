@@ -50,10 +50,13 @@ no published config.json of GLM-5.3-Flash was found.
   (``ModelConfig.is_hybrid``, :func:`counts_as_attention`), and then the KDA state still sizes the block,
   rounded to ``index_kpool x 32`` (:func:`indexer_block_alignment`). A block the kpool indexer's pages do
   not tile (no hybrid alignment: 64 by default) is vLLM's AssertionError (``Glm5NextIndexerCache``), in its
-  words. The kpool must divide the block the layers are built at (16 by default). Planned on an H200
-  (recorded on its default GPU only); a ``layer_types`` with ``linear_attention`` entries (those releases'
-  own KDA grouping, ``_get_kv_cache_groups_glm5_next``), or a config that leaves ``index_kpool`` /
-  ``index_head_dim`` to those releases' defaults, is refused by name. One that leaves ``index_topk`` to them
+  words. The kpool must divide the block the layers are built at (16 by default). With ``linear_attention``
+  entries the KDA layers are built beside the indexed ones and laid out by those releases' own grouping
+  (``_get_kv_cache_groups_glm5_next``, :func:`own_groups`): one group of the key caches and MLA rows, one of
+  the tail rings padded to the key cache's page (a larger tail page is vLLM's AssertionError), the KDA states
+  dealt round-robin, the pool's bytes per block the first group's pages (planned, no pipeline parallelism).
+  Planned on an H200 (recorded on its default GPU only); a config that leaves ``index_kpool`` /
+  ``index_head_dim`` to those releases' defaults is refused by name. One that leaves ``index_topk`` to them
   (``None``) is dense MLA there (:func:`_dense`: no indexer, vLLM's dense MLA backend), planned under
   default flags.
 
@@ -75,7 +78,7 @@ from dryboot.vllm.config.resolve import model_dtype_of
 from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size
 from dryboot.vllm.platforms import cdiv
@@ -131,6 +134,8 @@ SCALE_BYTES = 4
 #: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
 #: ``index_kpool`` times these (``get_paged_mqa_page_sizes``; 64 alone on SM 12.x)
 PAGED_MQA_STATES = (32, 64)
+#: the tail ring's spec on vLLM 0.30.0 / 0.31.0 beside KDA layers (``KpoolTailSpec``: one block a request)
+KPOOL_TAIL_SPEC = "kpool_tail"
 #: the KPOOL_TAIL backend (``KpoolTailBackend``: ``MultipleOf(1)``)
 KPOOL_TAIL = AttentionBackend("KPOOL_TAIL", (KernelBlock(1, multiple_of=True),), False)
 #: the KV cache dtypes an SM 9.x sparse MLA backend takes (``FLASHINFER_MLA_SPARSE_SM90``'s; fp8
@@ -324,19 +329,16 @@ def _caches(model: ModelGeometry) -> Glm5NextCaches:
 
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
-    """``model`` as vLLM 0.30.0 / 0.31.0 build it (:data:`ALL_INDEXED_RELEASES`): every decoder layer an
-    indexed one (``model.layers.i.self_attn.attn``, its indexer's caches beside it:
-    :func:`grouped_side_caches`), the KDA state kept for the hybrid block alignment alone; as read on
-    the later releases.
-
-    ``layer_types`` as those releases keep it: no ``linear_attention`` entry, every layer indexed; every
-    entry ``full_attention``, no hybrid (:func:`counts_as_attention`).
+    """``model`` as vLLM 0.30.0 / 0.31.0 build it (:data:`ALL_INDEXED_RELEASES`): a KDA layer for each
+    ``layer_types`` entry ``linear_attention`` (none without ``layer_types``), every other decoder layer an
+    indexed one (``model.layers.i.self_attn.attn``, its indexer's caches beside it: :func:`grouped_side_caches`,
+    or :func:`own_groups` beside KDA layers), the KDA state also sizing the hybrid block (float32:
+    :func:`_float32_state`); every entry ``full_attention`` is no hybrid (:func:`counts_as_attention`). As
+    read on the later releases.
 
     :raises InputError: on those releases, a ``layer_types`` entry transformers refuses (0.31.0:
-        ``validate_layer_type`` refuses ``indexed_attention``, recorded), ``linear_attention`` entries
-        (KDA layers beside indexed ones: the releases' own grouping, not modelled), a key of
-        :data:`ALL_INDEXED_KEYS` left to the release's defaults, an ``index_kpool`` not a power of two (not
-        verified)."""
+        ``validate_layer_type`` refuses ``indexed_attention``, recorded), a key of :data:`ALL_INDEXED_KEYS`
+        left to the release's defaults, an ``index_kpool`` not a power of two (not verified)."""
     caches = _caches(model)
     if rules.version not in ALL_INDEXED_RELEASES:
         return model
@@ -349,16 +351,6 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             f"{arch}: StrictDataclassClassValidationError: Class validation error for validator "
             f"'validate_layer_type': ValueError: The `layer_types` entries must be in {TRANSFORMERS_LAYER_TYPES} "
             f"({bad[0]!r}: transformers' PreTrainedConfig under vLLM 0.31.0)",
-        )
-    if LINEAR in caches.raw_layer_types:
-        raise InputError(
-            model.source,
-            "layer_types",
-            f"{arch} on vLLM {version}: KDA (linear_attention) layers beside indexed ones are laid out by that "
-            "release's own GLM-5.3-Flash grouping (kv_cache_utils._get_kv_cache_groups_glm5_next: the tail rings "
-            "padded to the indexer's page in a group of their own), which is not modelled (recorded: served with "
-            "full_attention entries; an indexed_attention entry fails, 0.30.0 with an AssertionError, 0.31.0 in "
-            "transformers' validate_layer_type)",
         )
     missing = [k for k in ALL_INDEXED_KEYS if k not in caches.given]
     n = len(model.layer_kinds)
@@ -378,11 +370,15 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             "index_kpool",
             f"{arch} on vLLM {version}: index_kpool {kpool} (not a power of two) is not verified there",
         )
+    raw = caches.raw_layer_types
+    kinds = tuple(LayerKind.KDA if i < len(raw) and raw[i] == LINEAR else LayerKind.MLA for i in range(n))
     return model.evolve(
-        layer_kinds=(LayerKind.MLA,) * n,
-        layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
+        layer_kinds=kinds,
+        layer_names=tuple(
+            f"model.layers.{i}.self_attn" + ("" if k is LayerKind.KDA else ".attn") for i, k in enumerate(kinds)
+        ),
         family_extra=replace(caches, all_indexed=True),
-        hf_layer_types=counts_as_attention(caches.raw_layer_types),
+        hf_layer_types=counts_as_attention(raw),
         kda=_float32_state(model),
     )
 
@@ -737,8 +733,17 @@ def indexer_block_alignment(model: ModelGeometry, args: EngineArgs) -> int | Non
 
 def kv_cache_layout(model: ModelGeometry) -> str:
     """The indexer's block-outermost layout: the pages are packed by repeat pattern (vLLM 0.32.0,
-    0.33.0); vLLM's KV cache groups where every layer is built indexed (0.30.0, 0.31.0)."""
-    return "grouped" if _caches(model).all_indexed else "repeat-packed"
+    0.33.0); vLLM's KV cache groups where every layer is built indexed (0.30.0, 0.31.0); their own
+    GLM-5.3-Flash grouping beside KDA layers there (:func:`own_groups`, sized as a packed pool)."""
+    if not _caches(model).all_indexed or _kda_beside(model):
+        return "repeat-packed"
+    return "grouped"
+
+
+def _kda_beside(model: ModelGeometry) -> bool:
+    """KDA layers beside the indexed ones, as vLLM 0.30.0 / 0.31.0 build a ``layer_types`` with
+    ``linear_attention`` entries."""
+    return _caches(model).all_indexed and LayerKind.KDA in model.layer_kinds
 
 
 def grouped_side_caches(
@@ -753,7 +758,7 @@ def grouped_side_caches(
     :raises InputError: a block the indexer cache refuses (not a multiple of ``index_kpool x 32``:
         vLLM's AssertionError, in its words)."""
     caches = extra_of(model, Glm5NextCaches)
-    if caches is None or not caches.all_indexed or not caches.indexed:
+    if caches is None or not caches.all_indexed or not caches.indexed or _kda_beside(model):
         return dict(layers)
     kpool = caches.kpool
     out: dict[str, LayerSpec] = {}
@@ -761,14 +766,7 @@ def grouped_side_caches(
         if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
             block = spec.block_size
             if block % (kpool * 32):
-                raise InputError(
-                    "--block-size",
-                    str(block),
-                    f"{model.architecture}: AssertionError: Glm5NextIndexerCache: kpool indexer requires cache "
-                    f"block_size to be a multiple of index_kpool * 32 ({kpool * 32}) so that DeepGEMM paged-MQA "
-                    f"pool pages (32 or 64 entries) tile the storage block, got block_size={block} -> "
-                    f"storage_block_size={block // kpool}. (Glm5NextIndexerCache.get_kv_cache_spec)",
-                )
+                raise InputError("--block-size", str(block), _kpool_assertion(model.architecture, kpool, block))
             prefix = name[: -len("attn")] + "indexer."
             out[prefix + "k_cache"] = replace(
                 _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
@@ -803,6 +801,8 @@ def side_cache_specs(
         splits :func:`check_pipeline` refuses."""
     check_pipeline(model, args)
     caches = _caches(model)
+    if caches.all_indexed:
+        return _own_grouping_specs(model, args, caches, layers)
     ring = tail_ring(caches.kpool, args.num_speculative_tokens)
     out: dict[str, LayerSpec] = {}
     for name, spec in layers:
@@ -822,6 +822,83 @@ def side_cache_specs(
             spec = replace(spec, block_stride_alignment=ROWS_A_PAGE.get(args.device.capability[0], 1))
         out[name] = spec
     return out
+
+
+def _own_grouping_specs(
+    model: ModelGeometry, args: EngineArgs, caches: Glm5NextCaches, layers: list[tuple[str, LayerSpec]]
+) -> dict[str, LayerSpec]:
+    """vLLM 0.30.0 / 0.31.0's cache layers of KDA layers beside indexed ones, in ``static_forward_context``'s
+    order: each KDA layer's state as the hybrid alignment padded it, without a prefill checkpoint page
+    (``Glm5NextLinearAttention`` keeps ``MambaBase``'s spec there); before each ``.self_attn.attn`` (the MLA
+    rows) its ``.self_attn.indexer.k_cache`` (``tokens_per_state``: one ``index_row``-byte row a kpool) and its
+    ``.self_attn.indexer.tail_cache`` (``KpoolTailSpec``: ``index_kpool`` tokens of two bfloat16 heads, one
+    block a request), the tail padded to the key cache's page (``_get_kv_cache_groups_glm5_next``).
+
+    :raises InputError: a block the kpool indexer's pages do not tile, or a tail page larger than the key
+        cache's page (vLLM's AssertionErrors, recorded); then pipeline parallelism (not verified)."""
+    arch = model.architecture
+    kpool = caches.kpool
+    out: dict[str, LayerSpec] = {}
+    for name, spec in layers:
+        if isinstance(spec, MambaSpec):
+            spec = replace(spec, num_prefill_checkpoint_blocks=0)
+        elif isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            block = spec.block_size
+            if block % (kpool * 32):
+                raise InputError("--block-size", str(block), _kpool_assertion(arch, kpool, block))
+            index = replace(
+                _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
+            )
+            tail = replace(_tail_spec(caches, kpool), spec_name=KPOOL_TAIL_SPEC, block_stride_alignment=None)
+            if tail.page_size_bytes > index.page_size_bytes:
+                raise InputError(
+                    "--block-size",
+                    str(block),
+                    f"{arch}: AssertionError (KVCacheSpec.page_size_bytes: assert self.page_size_padded >= "
+                    f"self.unpadded_page_size_bytes): the tail ring's {tail.page_size_bytes:,}-byte page is padded "
+                    f"to the indexer key cache's {index.page_size_bytes:,} bytes at {block} tokens "
+                    "(_get_kv_cache_groups_glm5_next; the pool's bytes per block fail)",
+                )
+            prefix = name[: -len("attn")] + "indexer."
+            out[prefix + "k_cache"] = index
+            out[prefix + "tail_cache"] = tail.with_padded_page(index.page_size_bytes)
+        out[name] = spec
+    if args.pipeline_parallel_size > 1 and layers:
+        # after the layers' own failures (recorded: flash-layers-pp2's tail ring AssertionError)
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            f"{arch} on vLLM {args.vllm_version}: KDA layers beside indexed ones under pipeline parallelism are "
+            "not verified (_pp_balanced_mamba_group_count; not modelled)",
+        )
+    return out
+
+
+def _kpool_assertion(arch: str, kpool: int, block: int) -> str:
+    """vLLM's words where the kpool pages do not tile the block (``Glm5NextIndexerCache.get_kv_cache_spec``)."""
+    return (
+        f"{arch}: AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of "
+        f"index_kpool * 32 ({kpool * 32}) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage "
+        f"block, got block_size={block} -> storage_block_size={block // kpool}. "
+        "(Glm5NextIndexerCache.get_kv_cache_spec)"
+    )
+
+
+def own_groups(model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+    """vLLM 0.30.0 / 0.31.0's GLM-5.3-Flash groups (``_get_kv_cache_groups_glm5_next``) of KDA layers beside
+    indexed ones: one uniform-type group of every indexer key cache and MLA layer, one of the tail rings, and
+    the KDA states dealt round-robin into ``cdiv(KDA layers, MLA layers)`` groups; the pool's bytes per block
+    are then the first group's pages (``_get_kv_cache_bytes_per_block``). ``None`` elsewhere (the repeat
+    pattern's groups)."""
+    if not _kda_beside(model):
+        return None
+    names = list(specs)
+    attn = tuple(n for n in names if isinstance(specs[n], AttentionSpec) and specs[n].kind != KPOOL_TAIL_SPEC)
+    tails = tuple(n for n in names if specs[n].kind == KPOOL_TAIL_SPEC)
+    states = [n for n in names if isinstance(specs[n], MambaSpec)]
+    mla = sum(1 for n in attn if n.endswith(".self_attn.attn"))
+    count = cdiv(len(states), mla)
+    return (attn, tails, *(tuple(states[i::count]) for i in range(count)))
 
 
 def _kernel_blocks(model: ModelGeometry, args: EngineArgs) -> tuple[KernelBlock, ...]:

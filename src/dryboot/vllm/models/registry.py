@@ -216,6 +216,13 @@ class Family:
         hook = getattr(self.module(), "side_cache_specs", None)
         return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
 
+    def own_groups(self, model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+        """A repeat-packed model's KV cache groups (member layers, vLLM's order) where the release groups them
+        its own way (GLM-5.3-Flash's KDA layers beside indexed ones on vLLM 0.30.0 / 0.31.0); default
+        ``None``: the repeat pattern's groups."""
+        hook = getattr(self.module(), "own_groups", None)
+        return None if hook is None else hook(model, specs)
+
     def grouped_side_caches(
         self, model: ModelGeometry, args: EngineArgs, layers: list[tuple[str, LayerSpec]]
     ) -> dict[str, LayerSpec] | None:
