@@ -134,6 +134,9 @@ SCALE_BYTES = 4
 #: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
 #: ``index_kpool`` times these (``get_paged_mqa_page_sizes``; 64 alone on SM 12.x)
 PAGED_MQA_STATES = (32, 64)
+#: the releases whose tail ring is ``index_kpool`` tokens whatever the speculative tokens (0.30.0's
+#: ``Glm5NextTailCache.get_kv_cache_spec``; from 0.31.0 :func:`tail_ring`)
+FIXED_TAIL_RELEASES = frozenset({"0.30.0"})
 #: the tail ring's spec on vLLM 0.30.0 / 0.31.0 beside KDA layers (``KpoolTailSpec``: one block a request)
 KPOOL_TAIL_SPEC = "kpool_tail"
 #: the KPOOL_TAIL backend (``KpoolTailBackend``: ``MultipleOf(1)``)
@@ -752,11 +755,11 @@ def grouped_side_caches(
     """vLLM 0.30.0 / 0.31.0's cache layers (every layer indexed), in ``static_forward_context``'s order:
     each MLA layer's ``.self_attn.indexer.k_cache`` (an ``MLAAttentionSpec`` of one ``index_row``-byte
     row a ``index_kpool`` tokens, ``tokens_per_state``) and ``.self_attn.indexer.tail_cache`` (a
-    ``KpoolTailSpec``: a sliding window of ``index_kpool`` tokens, ``index_kpool``-token blocks of two
-    bfloat16 heads of ``index_head_dim``) before its ``.self_attn.attn``; other models' layers as given.
+    ``KpoolTailSpec``: a sliding window of its ring's tokens, :func:`_ring`, blocks of two bfloat16 heads of
+    ``index_head_dim``) before its ``.self_attn.attn``; other models' layers as given.
 
-    :raises InputError: a block the indexer cache refuses (not a multiple of ``index_kpool x 32``:
-        vLLM's AssertionError, in its words)."""
+    :raises InputError: a block the indexer cache or the tail ring refuses (not a multiple of
+        ``index_kpool x 32``, or of the ring: vLLM's AssertionErrors, in its words)."""
     caches = extra_of(model, Glm5NextCaches)
     if caches is None or not caches.all_indexed or not caches.indexed or _kda_beside(model):
         return dict(layers)
@@ -771,11 +774,30 @@ def grouped_side_caches(
             out[prefix + "k_cache"] = replace(
                 _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
             )
+            ring = _ring(caches, args, block, model.architecture)
             out[prefix + "tail_cache"] = replace(
-                _tail_spec(caches, kpool), layer_kind=LayerKind.SLIDING, sliding_window=kpool, spec_name=None
+                _tail_spec(caches, ring), layer_kind=LayerKind.SLIDING, sliding_window=ring, spec_name=None
             )
         out[name] = spec
     return out
+
+
+def _ring(caches: Glm5NextCaches, args: EngineArgs, block: int, arch: str) -> int:
+    """Tokens of one tail ring on vLLM 0.30.0 / 0.31.0: ``index_kpool`` on :data:`FIXED_TAIL_RELEASES`, else
+    :func:`tail_ring` (recorded: 0.31.0 with 3 n-gram tokens, a 32-token ring), which must divide ``block``.
+
+    :raises InputError: a ring that does not divide the block (0.31.0's AssertionError, in its words)."""
+    if args.vllm_version in FIXED_TAIL_RELEASES:
+        return caches.kpool
+    ring = tail_ring(caches.kpool, args.num_speculative_tokens)
+    if block % ring:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{arch}: AssertionError: Glm5NextTailCache: cache_config.block_size ({block}) must be a multiple of "
+            f"the tail ring ({ring})",
+        )
+    return ring
 
 
 def tail_ring(kpool: int, num_speculative_tokens: int) -> int:
@@ -831,8 +853,8 @@ def _own_grouping_specs(
     order: each KDA layer's state as the hybrid alignment padded it, without a prefill checkpoint page
     (``Glm5NextLinearAttention`` keeps ``MambaBase``'s spec there); before each ``.self_attn.attn`` (the MLA
     rows) its ``.self_attn.indexer.k_cache`` (``tokens_per_state``: one ``index_row``-byte row a kpool) and its
-    ``.self_attn.indexer.tail_cache`` (``KpoolTailSpec``: ``index_kpool`` tokens of two bfloat16 heads, one
-    block a request), the tail padded to the key cache's page (``_get_kv_cache_groups_glm5_next``).
+    ``.self_attn.indexer.tail_cache`` (``KpoolTailSpec``: its ring's tokens, :func:`_ring`, of two bfloat16
+    heads, one block a request), the tail padded to the key cache's page (``_get_kv_cache_groups_glm5_next``).
 
     :raises InputError: a block the kpool indexer's pages do not tile, or a tail page larger than the key
         cache's page (vLLM's AssertionErrors, recorded); then pipeline parallelism (not verified)."""
@@ -849,7 +871,8 @@ def _own_grouping_specs(
             index = replace(
                 _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
             )
-            tail = replace(_tail_spec(caches, kpool), spec_name=KPOOL_TAIL_SPEC, block_stride_alignment=None)
+            ring = _ring(caches, args, block, arch)
+            tail = replace(_tail_spec(caches, ring), spec_name=KPOOL_TAIL_SPEC, block_stride_alignment=None)
             if tail.page_size_bytes > index.page_size_bytes:
                 raise InputError(
                     "--block-size",
