@@ -509,6 +509,15 @@ CASES: dict[str, tuple[Path, list[str]]] = {
                 "ngram",
                 ["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}'],
             ),
+            (
+                "hidden",
+                [
+                    "--speculative-config",
+                    '{"method": "extract_hidden_states", "num_speculative_tokens": 1, "draft_model_config": '
+                    '{"hf_config": {"eagle_aux_hidden_state_layer_ids": [0, 3]}}}',
+                ],
+            ),
+            ("tp4", ["--tensor-parallel-size", "4"]),
         )
     },
     # ... and under more flags: a block the kpool pages do not tile, TP 2, PP 2, no prefix caching
@@ -3016,6 +3025,51 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
             "GPU KV cache size: 573,440 tokens, Maximum concurrency for 8,192 tokens per request: 70.00x",
             "kv lcm block sizes 1024",
+        ),
+    ),
+    # a hidden-state cache beside KDA and indexed layers: 0.30.0 / 0.31.0's grouping declines it and the pages
+    # cannot be unified (NotImplementedError); TP 4: the tail ring outgrows the 512-token key cache page
+    ("0.30.0", "hyb-glm5-linfull-hidden"): {
+        "refused": True,
+        "vllm": "NotImplementedError: Layer model.layers.3.self_attn.indexer.k_cache: page size is not divisible by the maximum page size and cannot be padded. Padding is only supported for non-MLA attention layers.",
+    },
+    ("0.30.0", "hyb-glm5-linfull-tp4"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.31.0", "hyb-glm5-linfull-hidden"): {
+        "refused": True,
+        "vllm": "NotImplementedError: Layer model.layers.3.self_attn.indexer.k_cache: page size is not divisible by the maximum page size and cannot be padded. Padding is only supported for non-MLA attention layers.",
+    },
+    ("0.31.0", "hyb-glm5-linfull-tp4"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.33.0", "hyb-glm5-linfull-hidden"): _ok(
+        1024,
+        1890,
+        533892,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90/CACHE_ONLY_ATTN backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 91.04% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 533,892 tokens, Maximum concurrency for 8,192 tokens per request: 65.17x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-tp4"): _ok(
+        512,
+        3777,
+        1190045,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Padding mamba page size by 286.42% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,190,045 tokens, Maximum concurrency for 8,192 tokens per request: 145.27x",
+            "kv lcm block sizes 512",
         ),
     ),
 }

@@ -860,6 +860,7 @@ def _own_grouping_specs(
         cache's page (vLLM's AssertionErrors, recorded); then pipeline parallelism (not verified)."""
     arch = model.architecture
     kpool = caches.kpool
+    _check_drafter_layers(model, caches, layers)
     out: dict[str, LayerSpec] = {}
     for name, spec in layers:
         if isinstance(spec, MambaSpec):
@@ -895,6 +896,36 @@ def _own_grouping_specs(
             "not verified (_pp_balanced_mamba_group_count; not modelled)",
         )
     return out
+
+
+def _check_drafter_layers(model: ModelGeometry, caches: Glm5NextCaches, layers: list[tuple[str, LayerSpec]]) -> None:
+    """A drafter's hidden-state cache beside KDA and indexed layers on vLLM 0.30.0 / 0.31.0: not an
+    ``MLAAttentionSpec``, so ``_get_kv_cache_groups_glm5_next`` declines and vLLM unifies the pages
+    (``unify_kv_cache_spec_page_size``), where the first indexer key cache whose page does not divide the
+    largest page fails (recorded: ``hyb-glm5-linfull-hidden``).
+
+    :raises InputError: vLLM's NotImplementedError, in its words; a key cache page that divides it (not
+        verified)."""
+    if not any(isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE for _, s in layers):
+        return
+    largest = max(s.page_size_bytes for _, s in layers)
+    for name, spec in layers:
+        if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            key_cache = _indexer_spec(caches, spec.block_size, 1)
+            key_name = name[: -len("attn")] + "indexer.k_cache"
+            if largest % key_cache.page_size_bytes:
+                raise InputError(
+                    "--speculative-config",
+                    "extract_hidden_states",
+                    f"{model.architecture}: NotImplementedError: Layer {key_name}: page size is not divisible by the "
+                    "maximum page size and cannot be padded. Padding is only supported for non-MLA attention layers.",
+                )
+    raise InputError(
+        "--speculative-config",
+        "extract_hidden_states",
+        f"{model.architecture}: a hidden-state cache beside KDA and indexed layers whose key cache pages divide the "
+        "largest page is not verified (not modelled)",
+    )
 
 
 def _kpool_assertion(arch: str, kpool: int, block: int) -> str:
