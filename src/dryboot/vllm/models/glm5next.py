@@ -319,6 +319,9 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         indexer_head_size=caches.index_row,
         kda=_linear_attn(f),
         hybrid_class=True,
+        # Glm5NextForCausalLM is no SupportsMambaPrefixCaching (0.30.0-0.33.0): --mamba-cache-mode all falls
+        # back to align (recorded on 0.30.0 / 0.31.0; 0.32+'s parser refuses 'all')
+        mamba_prefix_caching=False,
         layer_names=names,
         family_extra=caches,
     )
