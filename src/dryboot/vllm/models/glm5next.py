@@ -46,10 +46,10 @@ no published config.json of GLM-5.3-Flash was found.
   key cache, its tail ring (a ``KpoolTailSpec`` sliding window, allocated as full attention: the pages
   cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`). The block:
   the first built backend's, the plain ``DEEPSEEK_V32_INDEXER``'s 64 tokens (0.31.0: the one every backend
-  addresses, 64 too); the model stays hybrid unless every ``layer_types`` entry is ``full_attention``
-  (``ModelConfig.is_hybrid``, :func:`counts_as_attention`), and then the KDA state still sizes the block,
-  rounded to ``index_kpool x 32`` (:func:`indexer_block_alignment`). A block the kpool indexer's pages do
-  not tile (no hybrid alignment: 64 by default) is vLLM's AssertionError (``Glm5NextIndexerCache``), in its
+  addresses, 64 too). The model stays hybrid, the KDA state sizing the block rounded to ``index_kpool x 32``
+  (:func:`indexer_block_alignment`), unless every ``layer_types`` entry is ``full_attention``
+  (``ModelConfig.is_hybrid``, :func:`counts_as_attention`): then no alignment, and a block the kpool
+  indexer's pages do not tile (64 by default) is vLLM's AssertionError (``Glm5NextIndexerCache``), in its
   words. The kpool must divide the block the layers are built at (16 by default). With ``linear_attention``
   entries the KDA layers are built beside the indexed ones and laid out by those releases' own grouping
   (``_get_kv_cache_groups_glm5_next``, :func:`own_groups`): one group of the key caches and MLA rows, one of
