@@ -20,7 +20,18 @@ import e2e_harness as H
 import pp_layout_cases as C
 
 RUN_AS = H.REPO / "tests" / "data" / "gpus" / "run_oracle_as.py"
-KEEP = ("ok", "stage", "error", "block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len", "kv_log")
+KEEP = (
+    "ok",
+    "stage",
+    "error",
+    "block_size",
+    "groups",
+    "num_blocks",
+    "tokens",
+    "concurrency",
+    "max_model_len",
+    "kv_log",
+)
 
 
 def main() -> int:

@@ -155,7 +155,8 @@ SETS: dict[str, tuple[list[str], Callable[[str], Iterator[Row]]]] = {
     "sm90-composite": ([v for v in S90.RELEASES if S90.recorded(v)], _sm90),
     "inkling": ([INK.RELEASE], _inkling),
     "deepseek-v4-gpus": (list(DSV4.RELEASES), _deepseek_v4),
-    "glm5next": (sorted({GLM5N.VERSION, *GLM5N.EARLIER}), _glm5next),
+    # 0.30.0 / 0.31.0: the block line names the plain indexer backend's 64 tokens (0.31.0: every backend)
+    "glm5next": (sorted({*GLM5N.EVERY_CASE, *GLM5N.EARLIER}), _glm5next),
     "hy-v4": (list(HYV4.RELEASES), _hy_v4),
     "dots3-note": ([DOTS3.VERSION], _dots3_note),
     "sm12-mla": ([v for v in SM12.RELEASES if SM12.recorded(v)], _sm12_mla),

@@ -479,8 +479,78 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             "hyb-q4-allfull",
             "hyb-q4-allfull-ple",
             "hyb-glm5-allidx",
+            "hyb-glm5-linfull",
+            "hyb-glm5-allidxn",
+            "hyb-glm5-linfull2",
         )
     },
+    # hyb-glm5-allidx at a block the kpool indexer takes (index_kpool x 32 = 512 tokens, and 1,024)
+    **{
+        f"hyb-glm5-allidx-b{b}": (
+            REL / "hyb-glm5-allidx",
+            ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", "--block-size", str(b)],
+        )
+        for b in (512, 1024)
+    },
+    # hyb-glm5-linfull at TP 2 and without prefix caching
+    **{
+        f"hyb-glm5-linfull-{name}": (
+            REL / "hyb-glm5-linfull",
+            ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", *flags],
+        )
+        for name, flags in (
+            ("tp2", ["--tensor-parallel-size", "2"]),
+            ("noprefix", ["--no-enable-prefix-caching"]),
+            ("len-auto", ["--max-model-len", "-1"]),
+            ("b2048", ["--block-size", "2048"]),
+            ("fp8", ["--kv-cache-dtype", "fp8"]),
+            ("override", ["--num-gpu-blocks-override", "500"]),
+            (
+                "ngram",
+                ["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}'],
+            ),
+            (
+                "hidden",
+                [
+                    "--speculative-config",
+                    '{"method": "extract_hidden_states", "num_speculative_tokens": 1, "draft_model_config": '
+                    '{"hf_config": {"eagle_aux_hidden_state_layer_ids": [0, 3]}}}',
+                ],
+            ),
+            ("tp4", ["--tensor-parallel-size", "4"]),
+            ("ssm-bf16", ["--mamba-ssm-cache-dtype", "bfloat16"]),
+            ("mcmode-all", ["--mamba-cache-mode", "all"]),
+            ("fp16", ["--dtype", "float16"]),
+            ("kv-bf16", ["--kv-cache-dtype", "bfloat16"]),
+        )
+    },
+    # ... and under more flags: a block the kpool pages do not tile, TP 2, PP 2, no prefix caching
+    **{
+        f"hyb-glm5-allidx-{name}": (
+            REL / "hyb-glm5-allidx",
+            ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", *flags],
+        )
+        for name, flags in (
+            ("b256", ["--block-size", "256"]),
+            ("b512-tp2", ["--block-size", "512", "--tensor-parallel-size", "2"]),
+            ("b512-pp2", ["--block-size", "512", "--pipeline-parallel-size", "2"]),
+            ("b512-noprefix", ["--block-size", "512", "--no-enable-prefix-caching"]),
+        )
+    },
+    # GLM-5.3-Flash's flash-8 (sixteen KDA heads: its state sizes the hybrid block) with a bfloat16 recurrent
+    # state asked for: 0.30.0 / 0.31.0's model class passes no --mamba-ssm-cache-dtype to kda_state_dtype
+    "glm5-flash8-ssmbf16": (
+        Path(__file__).resolve().parent / "data" / "glm5next" / "configs" / "flash-8.json",
+        [
+            "--max-model-len",
+            "8192",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--mamba-ssm-cache-dtype",
+            "bfloat16",
+        ],
+    ),
     # hyb-q4-allfull-ple without the n-gram table's CPU offload (0.30+: the oracle's faked GPU has no UVA)
     "hyb-q4-allfull-ple-nooffload": (
         REL / "hyb-q4-allfull-ple",
@@ -2317,15 +2387,86 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         "refused": True,
         "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_architecture':\n    ValueError: Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers [1].",
     },
-    # GLM-5.3-Flash with every layer indexed: Glm5NextTextConfig names them indexed_attention (still hybrid)
+    # GLM-5.3-Flash with every layer full_attention: 0.30.0 / 0.31.0's own config class keeps the list, so every
+    # layer is built indexed and ModelConfig.is_hybrid is false (no mamba alignment): the block stays the
+    # indexer backend's 64 and the kpool indexer cache asserts; at 512 / 1,024 tokens it serves (one group).
+    # 0.32.0 / 0.33.0: transformers' config class names them indexed_attention (still hybrid)
     ("0.30.0", "hyb-glm5-allidx"): {
         "refused": True,
         "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=64 -> storage_block_size=4.",
     },
+    ("0.30.0", "hyb-glm5-allidx-b512"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidx-b1024"): _ok(
+        1024,
+        316,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
     ("0.31.0", "hyb-glm5-allidx"): {
         "refused": True,
         "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=64 -> storage_block_size=4.",
     },
+    ("0.31.0", "hyb-glm5-allidx-b512"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b1024"): _ok(
+        1024,
+        316,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
     ("0.32.0", "hyb-glm5-allidx"): _ok(
         1024,
         473,
@@ -2364,17 +2505,758 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         }
         for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
     },
+    ("0.33.0", "hyb-glm5-allidx-b512"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b1024"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull"): _ok(
+        1024,
+        1890,
+        860160,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 860,160 tokens, Maximum concurrency for 8,192 tokens per request: 105.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # flash-8 with --mamba-ssm-cache-dtype bfloat16: 0.30.0 / 0.31.0 align the block to a float32 KDA state
+    ("0.30.0", "glm5-flash8-ssmbf16"): _ok(
+        1536,
+        105,
+        143360,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 143,360 tokens, Maximum concurrency for 8,192 tokens per request: 17.50x",
+        ),
+    ),
+    ("0.31.0", "glm5-flash8-ssmbf16"): _ok(
+        1536,
+        105,
+        143360,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 143,360 tokens, Maximum concurrency for 8,192 tokens per request: 17.50x",
+        ),
+    ),
+    ("0.33.0", "glm5-flash8-ssmbf16"): _ok(
+        1024,
+        945,
+        430080,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,080 tokens, Maximum concurrency for 8,192 tokens per request: 52.50x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # hyb-glm5-allidx under more flags; hyb-glm5-allidxn (every layer indexed_attention): hybrid on 0.30.0 (the
+    # entries are not attention names), refused by 0.31.0's transformers, hybrid on 0.33.0
+    ("0.30.0", "hyb-glm5-allidx-b256"): {
+        "refused": True,
+        "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=256 -> storage_block_size=16.",
+    },
+    ("0.30.0", "hyb-glm5-allidx-b512-tp2"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidx-b512-pp2"): _ok(
+        512,
+        1264,
+        647168,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 647,168 tokens, Maximum concurrency for 8,192 tokens per request: 79.00x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidx-b512-noprefix"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-allidxn"): _ok(
+        1024,
+        316,
+        323584,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b256"): {
+        "refused": True,
+        "vllm": "AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of index_kpool * 32 (512) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage block, got block_size=256 -> storage_block_size=16.",
+    },
+    ("0.31.0", "hyb-glm5-allidx-b512-tp2"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b512-pp2"): _ok(
+        512,
+        1264,
+        647168,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 647,168 tokens, Maximum concurrency for 8,192 tokens per request: 79.00x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidx-b512-noprefix"): _ok(
+        512,
+        632,
+        323584,
+        8192,
+        log=(
+            "KV cache page sizes cannot be unified; treating sliding-window layers as full attention for cache allocation. Sliding-window attention compute is unchanged.",
+            "GPU KV cache size: 323,584 tokens, Maximum concurrency for 8,192 tokens per request: 39.50x",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-allidxn"): {
+        "refused": True,
+        "vllm": "StrictDataclassClassValidationError: Class validation error for validator 'validate_layer_type':\n    ValueError: The `layer_types` entries must be in ('full_attention', 'sliding_attention', 'chunked_attention', 'window_attention', 'compressed_sparse_attention', 'heavily_compressed_attention', 'minimax_m3_sparse', 'conv', 'moe', 'hybrid', 'hybrid_sliding', 'deepseek_sparse_attention', 'qwen_sparse_attention', 'linear_attention') but got ['indexed_attention', 'indexed_attention', 'indexed_attention', 'indexed_attention']",
+    },
+    ("0.33.0", "hyb-glm5-allidx-b256"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b512-tp2"): _ok(
+        512,
+        945,
+        455378,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 455,378 tokens, Maximum concurrency for 8,192 tokens per request: 55.59x",
+            "kv lcm block sizes 512",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b512-pp2"): _ok(
+        1024,
+        945,
+        860160,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 860,160 tokens, Maximum concurrency for 8,192 tokens per request: 105.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidx-b512-noprefix"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-allidxn"): _ok(
+        1024,
+        473,
+        430535,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,535 tokens, Maximum concurrency for 8,192 tokens per request: 52.56x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # KDA layers beside indexed ones: 0.30.0 / 0.31.0's own GLM-5.3-Flash grouping (a group of the key caches and
+    # MLA rows, one of the tail rings padded to the key cache's page, the KDA states round-robin); at TP 2 the
+    # 512-token block's key cache page (4,224 bytes) is smaller than a tail ring's 8,192: AssertionError
+    ("0.30.0", "hyb-glm5-linfull2"): _ok(
+        1024,
+        946,
+        516642,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 516,642 tokens, Maximum concurrency for 8,192 tokens per request: 63.07x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-tp2"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.30.0", "hyb-glm5-linfull-noprefix"): _ok(
+        1024,
+        1892,
+        1291605,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,291,605 tokens, Maximum concurrency for 8,192 tokens per request: 157.67x",
+            "kv lcm block sizes 8192",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-len-auto"): _ok(
+        1024,
+        1892,
+        1347762,
+        16384,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 16384 fits in available GPU memory",
+            "GPU KV cache size: 1,347,762 tokens, Maximum concurrency for 16,384 tokens per request: 82.26x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull2"): _ok(
+        1024,
+        946,
+        516642,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 516,642 tokens, Maximum concurrency for 8,192 tokens per request: 63.07x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-tp2"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.31.0", "hyb-glm5-linfull-noprefix"): _ok(
+        1024,
+        1892,
+        1291605,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,291,605 tokens, Maximum concurrency for 8,192 tokens per request: 157.67x",
+            "kv lcm block sizes 8192",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-len-auto"): _ok(
+        1024,
+        1892,
+        1347762,
+        16384,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 16384 fits in available GPU memory",
+            "GPU KV cache size: 1,347,762 tokens, Maximum concurrency for 16,384 tokens per request: 82.26x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull2"): _ok(
+        1024,
+        945,
+        430080,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 430,080 tokens, Maximum concurrency for 8,192 tokens per request: 52.50x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-tp2"): _ok(
+        512,
+        3777,
+        1190045,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,190,045 tokens, Maximum concurrency for 8,192 tokens per request: 145.27x",
+            "kv lcm block sizes 512",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-noprefix"): _ok(
+        1024,
+        1890,
+        1290240,
+        8192,
+        log=(
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,290,240 tokens, Maximum concurrency for 8,192 tokens per request: 157.50x",
+            "kv lcm block sizes 8192",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-len-auto"): _ok(
+        1024,
+        1890,
+        1190990,
+        16384,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 16384 fits in available KV cache memory (1.86 GiB GPU)",
+            "GPU KV cache size: 1,190,990 tokens, Maximum concurrency for 16,384 tokens per request: 72.69x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # hyb-glm5-linfull under more flags: 0.31.0's tail ring grows with the n-gram tokens (32 > the key cache's
+    # 8,448-byte page at 1,024 tokens: AssertionError); 0.30.0's stays index_kpool
+    ("0.30.0", "hyb-glm5-linfull-b2048"): _ok(
+        2048,
+        946,
+        704512,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 286.42% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 704,512 tokens, Maximum concurrency for 8,192 tokens per request: 86.00x",
+            "kv lcm block sizes 2048",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-fp8"): _ok(
+        1536,
+        2502,
+        1576644,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,576,644 tokens, Maximum concurrency for 8,192 tokens per request: 192.46x",
+            "kv lcm block sizes 1536",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-override"): _ok(
+        1024,
+        500,
+        273066,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Overriding num_gpu_blocks=1892 with num_gpu_blocks_override=500",
+            "GPU KV cache size: 273,066 tokens, Maximum concurrency for 8,192 tokens per request: 33.33x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-ngram"): _ok(
+        1024,
+        1892,
+        645802,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 645,802 tokens, Maximum concurrency for 8,192 tokens per request: 78.83x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-b2048"): _ok(
+        2048,
+        946,
+        704512,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 286.42% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 704,512 tokens, Maximum concurrency for 8,192 tokens per request: 86.00x",
+            "kv lcm block sizes 2048",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-fp8"): _ok(
+        1536,
+        2502,
+        1576644,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,576,644 tokens, Maximum concurrency for 8,192 tokens per request: 192.46x",
+            "kv lcm block sizes 1536",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-override"): _ok(
+        1024,
+        500,
+        273066,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Overriding num_gpu_blocks=1892 with num_gpu_blocks_override=500",
+            "GPU KV cache size: 273,066 tokens, Maximum concurrency for 8,192 tokens per request: 33.33x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-ngram"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.33.0", "hyb-glm5-linfull-b2048"): _ok(
+        2048,
+        939,
+        549449,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Padding mamba page size by 286.42% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 549,449 tokens, Maximum concurrency for 8,192 tokens per request: 67.07x",
+            "kv lcm block sizes 2048",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-fp8"): _ok(
+        1536,
+        2466,
+        1262592,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1536 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 44.91% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,262,592 tokens, Maximum concurrency for 8,192 tokens per request: 154.12x",
+            "kv lcm block sizes 1536",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-override"): _ok(
+        1024,
+        500,
+        227555,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "Overriding num_gpu_blocks=1890 with num_gpu_blocks_override=500",
+            "GPU KV cache size: 227,555 tokens, Maximum concurrency for 8,192 tokens per request: 27.78x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-ngram"): _ok(
+        1024,
+        1890,
+        573440,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 573,440 tokens, Maximum concurrency for 8,192 tokens per request: 70.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    # a hidden-state cache beside KDA and indexed layers: 0.30.0 / 0.31.0's grouping declines it and the pages
+    # cannot be unified (NotImplementedError); TP 4: the tail ring outgrows the 512-token key cache page
+    ("0.30.0", "hyb-glm5-linfull-hidden"): {
+        "refused": True,
+        "vllm": "NotImplementedError: Layer model.layers.3.self_attn.indexer.k_cache: page size is not divisible by the maximum page size and cannot be padded. Padding is only supported for non-MLA attention layers.",
+    },
+    ("0.30.0", "hyb-glm5-linfull-tp4"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.31.0", "hyb-glm5-linfull-hidden"): {
+        "refused": True,
+        "vllm": "NotImplementedError: Layer model.layers.3.self_attn.indexer.k_cache: page size is not divisible by the maximum page size and cannot be padded. Padding is only supported for non-MLA attention layers.",
+    },
+    ("0.31.0", "hyb-glm5-linfull-tp4"): {
+        "refused": True,
+        "vllm": "AssertionError: ",
+    },
+    ("0.33.0", "hyb-glm5-linfull-hidden"): _ok(
+        1024,
+        1890,
+        533892,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90/CACHE_ONLY_ATTN backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 91.04% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 533,892 tokens, Maximum concurrency for 8,192 tokens per request: 65.17x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-tp4"): _ok(
+        512,
+        3777,
+        1190045,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Padding mamba page size by 286.42% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,190,045 tokens, Maximum concurrency for 8,192 tokens per request: 145.27x",
+            "kv lcm block sizes 512",
+        ),
+    ),
+    # more flags beside KDA layers: --mamba-cache-mode all falls back to align on 0.30.0 / 0.31.0 (the class is no
+    # SupportsMambaPrefixCaching), 0.33.0's parser refuses it; a bfloat16 SSM state is float32 on 0.30.0 / 0.31.0
+    ("0.30.0", "hyb-glm5-linfull-ssm-bf16"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-mcmode-all"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-fp16"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.30.0", "hyb-glm5-linfull-kv-bf16"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-ssm-bf16"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-mcmode-all"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-fp16"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASH_ATTN_MLA_SPARSE backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.31.0", "hyb-glm5-linfull-kv-bf16"): _ok(
+        1024,
+        1892,
+        1033284,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,033,284 tokens, Maximum concurrency for 8,192 tokens per request: 126.13x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-ssm-bf16"): _ok(
+        512,
+        3777,
+        1190045,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Padding mamba page size by 86.86% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,190,045 tokens, Maximum concurrency for 8,192 tokens per request: 145.27x",
+            "kv lcm block sizes 512",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-mcmode-all"): {
+        "refused": True,
+        "vllm": "SystemExit: vllm serve: error: argument --mamba-cache-mode: invalid choice: 'all' (choose from 'align', 'none')",
+    },
+    ("0.33.0", "hyb-glm5-linfull-fp16"): _ok(
+        1024,
+        1890,
+        1032192,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASH_ATTN_MLA_SPARSE backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 1,032,192 tokens, Maximum concurrency for 8,192 tokens per request: 126.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
+    ("0.33.0", "hyb-glm5-linfull-kv-bf16"): _ok(
+        1024,
+        1890,
+        860160,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for Glm5NextForCausalLM by default when prefix caching is enabled",
+            "Setting kv cache block size to 512 for DEEPSEEK_V32_INDEXER/KPOOL_TAIL/FLASHINFER_MLA_SPARSE_SM90 backend(s).",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 93.21% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 860,160 tokens, Maximum concurrency for 8,192 tokens per request: 105.00x",
+            "kv lcm block sizes 1024",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
 #: recorded cases dryboot gets wrong today (strict: a fix turns them into failures to remove)
-XFAIL: dict[tuple[str, str], str] = {
-    # issue 37: both refuse, not the same refusal. The stand-in's layer_types (every layer full_attention) leaves
-    # 0.30.0 / 0.31.0 building every layer indexed (vLLM's kpool AssertionError at block 64); dryboot refuses
-    # any layer_types there by name (glm5next.for_release), a list without linear_attention not yet modelled
-    ("0.30.0", "hyb-glm5-allidx"): "both refuse: dryboot refuses a GLM-5.3-Flash layer_types by name on 0.30.0",
-    ("0.31.0", "hyb-glm5-allidx"): "both refuse: dryboot refuses a GLM-5.3-Flash layer_types by name on 0.31.0",
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
 SWITCH_CASES: list[tuple[str, str, str, Any]] = [

@@ -27,6 +27,7 @@ KIND_TO_VLLM = {
     "hidden_state": "HiddenStateCache",
     "rswa": "RSWA",
     "circular_buffer": "CircularBuffer",
+    "kpool_tail": "KpoolTail",
     "cross": "CrossAttention",
 }
 

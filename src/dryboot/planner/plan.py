@@ -499,7 +499,7 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
     if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
         pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
     specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
-    groups = R.group_specs(specs)
+    groups = family.own_groups(model, specs) or R.group_specs(specs)
     # under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its
     # own pool from the layers it holds (the side caches beside its decoder layers' own)
     stages = None if layout.stages is None else _with_side_caches(layout.stages, specs)
@@ -666,14 +666,14 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     if own and cfg.drafter is not None and cfg.drafter_backend is not None and cfg.drafter_backend not in own:
         # the drafter's layers are built after the target's (extract_hidden_states: CACHE_ONLY_ATTN)
         own = [*own, cfg.drafter_backend]
-    if own:
-        # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): a block
-        # every one addresses (0.31+), before that the first's preferred block; the hybrid alignment takes
-        # the first's kernel blocks
-        if cfg.rules.block_size_log_backends:
-            block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
-        else:
-            block_size, phase1_log = preferred_block_size(own[0], args.block_size)
+    if own and not cfg.rules.block_size_log_backends:
+        # the family's layers bring their own backends (GLM-5.3-Flash's indexer and tail ring): before 0.31
+        # the first one built (Platform._find_non_ssm_backend) picks the block and its kernel blocks align it
+        phase1 = own[0]
+        block_size, phase1_log = preferred_block_size(phase1, args.block_size)
+    elif own:
+        # 0.31+: a block every one addresses; the hybrid alignment takes the first's kernel blocks
+        block_size, phase1_log = preferred_block_size_for_backends(own, args.block_size)
         phase1 = own[0]
     elif LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
@@ -714,11 +714,9 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # stage without Gated DeltaNet layers takes no checkpoint alignment (0.33 aligns per worker)
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
         if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90 and LayerKind.GDN in model.kinds
-        else (
-            *(b.smallest_kernel_block for b in own if b.kernel_blocks),
-            *family_of(model).hybrid_block_alignments(model, args),
-        ),
+        else tuple(b.smallest_kernel_block for b in own if b.kernel_blocks),
         max_model_len=cfg.max_model_len,
+        indexer_alignment=family_of(model).indexer_block_alignment(model, args),
     )
     log.extend(decision.log)
     return decision.block_size, decision

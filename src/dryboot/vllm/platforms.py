@@ -108,6 +108,7 @@ def align_hybrid_block_size(
     mamba_chunk_size: int | None = None,
     extra_kernel_alignments: tuple[int, ...] = (),
     max_model_len: int | None = None,
+    indexer_alignment: int | None = None,
 ) -> BlockSizeDecision:
     """Phase 2 for hybrid models (``_align_hybrid_block_size``).
 
@@ -122,6 +123,8 @@ def align_hybrid_block_size(
     :param mamba_page_size: natural bytes of one mamba layer's state (per rank).
     :param extra_kernel_alignments: other backends' smallest kernel blocks that B must also
         be a multiple of (vLLM 0.32+ rule); empty for 0.28.
+    :param indexer_alignment: in mode ``none`` / ``align``, a multiple ``B`` is then rounded up to
+        (``_get_indexer_block_alignment``: a kpool indexer's pages, vLLM 0.30 / 0.31).
     """
     if mamba_page_size == 0:
         return BlockSizeDecision(block_size, None, block_size)
@@ -138,6 +141,8 @@ def align_hybrid_block_size(
         attn_block = chunk * cdiv(tokens_per_state, chunk)
     else:
         attn_block = align * cdiv(mamba_page_size, align * attn_page_size_1_token)
+        if indexer_alignment:
+            attn_block = indexer_alignment * cdiv(attn_block, indexer_alignment)
     if block_size < attn_block:
         block_size = attn_block
         log.append(

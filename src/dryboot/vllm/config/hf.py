@@ -52,6 +52,9 @@ class GatedDeltaNet:
     #: ``qwen_gdn_linear_attn.py``: Qwen3-Next, Qwen3.5, Qwen4-Exp); OLMo-Hybrid's layer (on
     #: ``gdn/base.py``) always runs FLA and declares no checkpoint alignment
     prefill_checkpoints: bool = True
+    #: KDA only: the model class passes ``--mamba-ssm-cache-dtype`` to ``kda_state_dtype`` (GLM-5.3-Flash's
+    #: does not on vLLM 0.30.0 / 0.31.0: a float32 recurrent state whatever the flag)
+    ssm_dtype_flag: bool = True
 
 
 @dataclass(frozen=True)

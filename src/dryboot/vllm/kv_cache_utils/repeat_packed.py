@@ -91,8 +91,9 @@ def uniform_key(spec: LayerSpec) -> tuple[int, str, int | None, int, tuple[int, 
 
 
 def is_state(spec: LayerSpec) -> bool:
-    """A spec that keeps states a request (a circular buffer, a Mamba state), which a block may cap."""
-    return spec.kind in ("circular_buffer", "mamba")
+    """A spec that keeps states a request (a circular buffer, GLM-5.3-Flash's 0.30.0 / 0.31.0 tail ring, a Mamba
+    state), which a block may cap."""
+    return spec.kind in ("circular_buffer", "kpool_tail", "mamba")
 
 
 @dataclass(frozen=True)

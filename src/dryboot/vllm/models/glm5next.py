@@ -41,14 +41,24 @@ architecture's flag sets in ``data/release-architectures/``, its wrapper's too) 
 no published config.json of GLM-5.3-Flash was found.
 
 * vLLM 0.30.0 and 0.31.0 (:data:`ALL_INDEXED_RELEASES`, :func:`for_release`) read the config with their own
-  ``Glm5NextTextConfig``, which leaves ``layer_types`` unset: every layer is built indexed (no KDA layer),
-  the KDA state still sizing the hybrid block (then rounded to ``index_kpool x 32``); each layer's indexer
+  ``Glm5NextTextConfig``, which keeps ``layer_types`` as given (default unset) and builds a KDA layer for a
+  ``linear_attention`` entry only: without such an entry every layer is built indexed; each layer's indexer
   key cache, its tail ring (a ``KpoolTailSpec`` sliding window, allocated as full attention: the pages
-  cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`); the
-  kpool must divide the block the layers are built at (16 by default). Planned on an H200 (recorded on
-  its default GPU only); a config that sets ``layer_types``, or leaves ``index_kpool`` / ``index_head_dim``
-  alone to those releases' defaults, is refused by name. One that leaves ``index_topk`` to them (``None``)
-  is dense MLA there (:func:`_dense`: no indexer, vLLM's dense MLA backend), planned under default flags.
+  cannot be unified) and its MLA rows form one uniform-type group (:func:`grouped_side_caches`). The block:
+  the first built backend's, the plain ``DEEPSEEK_V32_INDEXER``'s 64 tokens (0.31.0: the one every backend
+  addresses, 64 too). The model stays hybrid, the KDA state sizing the block rounded to ``index_kpool x 32``
+  (:func:`indexer_block_alignment`), unless every ``layer_types`` entry is ``full_attention``
+  (``ModelConfig.is_hybrid``, :func:`counts_as_attention`): then no alignment, and a block the kpool
+  indexer's pages do not tile (64 by default) is vLLM's AssertionError (``Glm5NextIndexerCache``), in its
+  words. The kpool must divide the block the layers are built at (16 by default). With ``linear_attention``
+  entries the KDA layers are built beside the indexed ones and laid out by those releases' own grouping
+  (``_get_kv_cache_groups_glm5_next``, :func:`own_groups`): one group of the key caches and MLA rows, one of
+  the tail rings padded to the key cache's page (a larger tail page is vLLM's AssertionError), the KDA states
+  dealt round-robin, the pool's bytes per block the first group's pages (planned, no pipeline parallelism).
+  Planned on an H200 (recorded on its default GPU only); a config that leaves ``index_kpool`` /
+  ``index_head_dim`` to those releases' defaults is refused by name. One that leaves ``index_topk`` to them
+  (``None``) is dense MLA there (:func:`_dense`: no indexer, vLLM's dense MLA backend), planned under
+  default flags.
 
 Not verified, refused by name: drafting other than n-gram and the hidden-state cache (the MTP module
 among them), decode context parallelism, ``--prefix-match-unit``, a named backend other than
@@ -62,13 +72,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import AttentionBackend, KernelBlock
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend, KernelBlock
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import model_dtype_of
 from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, gdn_state_shapes, state_bytes
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size
 from dryboot.vllm.platforms import cdiv
@@ -79,10 +89,11 @@ INDEXED = "indexed_attention"
 #: the releases whose engine start verified the KDA + indexed layout (repeat-packed caches)
 RELEASES = frozenset({"0.32.0", "0.33.0"})
 #: the earlier releases whose registries list it: their config class (vLLM's own
-#: ``transformers_utils/configs/glm5_next.py`` ``Glm5NextTextConfig``) leaves ``layer_types`` unset, so
-#: the model class (``is_kda_layer``: a ``linear_attention`` entry only) builds every layer as an indexed
-#: one; the KDA state still sizes the hybrid block (``_align_hybrid_block_size``, then the kpool indexer's
-#: ``index_kpool x 32`` alignment, ``CudaPlatform._get_indexer_block_alignment``), and the tail rings
+#: ``transformers_utils/configs/glm5_next.py`` ``Glm5NextTextConfig``) keeps ``layer_types`` as given, unset
+#: by default, so the model class (``is_kda_layer``: a ``linear_attention`` entry only) builds every layer of
+#: a config without such an entry as an indexed one; the KDA state still sizes the hybrid block
+#: (``_align_hybrid_block_size``, then the kpool indexer's ``index_kpool x 32`` alignment,
+#: ``CudaPlatform._get_indexer_block_alignment``), and the tail rings
 #: (``KpoolTailSpec``, a sliding window of ``index_kpool``) cannot be unified with the MLA pages: they are
 #: allocated as full attention, every layer in one uniform-type group (recorded:
 #: ``data/glm5next/vllm-<release>.json``); other releases lack it (``absent_from_release``)
@@ -123,9 +134,11 @@ SCALE_BYTES = 4
 #: pages of DeepGEMM's paged-MQA kernel (states): the indexer backend's kernel blocks are
 #: ``index_kpool`` times these (``get_paged_mqa_page_sizes``; 64 alone on SM 12.x)
 PAGED_MQA_STATES = (32, 64)
-#: the indexer key cache's backend on vLLM 0.30.0 / 0.31.0 (``DeepseekV32IndexerBackend`` on CUDA: 64-token
-#: kernel blocks, which it prefers: "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.")
-V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64),), True, is_mla=True)
+#: the releases whose tail ring is ``index_kpool`` tokens whatever the speculative tokens (0.30.0's
+#: ``Glm5NextTailCache.get_kv_cache_spec``; from 0.31.0 :func:`tail_ring`)
+FIXED_TAIL_RELEASES = frozenset({"0.30.0"})
+#: the tail ring's spec on vLLM 0.30.0 / 0.31.0 beside KDA layers (``KpoolTailSpec``: one block a request)
+KPOOL_TAIL_SPEC = "kpool_tail"
 #: the KPOOL_TAIL backend (``KpoolTailBackend``: ``MultipleOf(1)``)
 KPOOL_TAIL = AttentionBackend("KPOOL_TAIL", (KernelBlock(1, multiple_of=True),), False)
 #: the KV cache dtypes an SM 9.x sparse MLA backend takes (``FLASHINFER_MLA_SPARSE_SM90``'s; fp8
@@ -306,7 +319,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         indexer_head_size=caches.index_row,
         kda=_linear_attn(f),
         hybrid_class=True,
-        # not SupportsMambaPrefixCaching: mode 'all' falls back to 'align' (recorded: flash-mode-all, 0.30.0)
+        # Glm5NextForCausalLM is no SupportsMambaPrefixCaching (0.30.0-0.33.0): --mamba-cache-mode all falls
+        # back to align (recorded on 0.30.0 / 0.31.0; 0.32+'s parser refuses 'all')
         mamba_prefix_caching=False,
         layer_names=names,
         family_extra=caches,
@@ -321,17 +335,16 @@ def _caches(model: ModelGeometry) -> Glm5NextCaches:
 
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
-    """``model`` as vLLM 0.30.0 / 0.31.0 build it (:data:`ALL_INDEXED_RELEASES`): every decoder layer an
-    indexed one (``model.layers.i.self_attn.attn``, its indexer's caches beside it:
-    :func:`grouped_side_caches`), the KDA state kept for the hybrid block alignment alone; as read on
-    the later releases.
+    """``model`` as vLLM 0.30.0 / 0.31.0 build it (:data:`ALL_INDEXED_RELEASES`): a KDA layer for each
+    ``layer_types`` entry ``linear_attention`` (none without ``layer_types``), every other decoder layer an
+    indexed one (``model.layers.i.self_attn.attn``, its indexer's caches beside it: :func:`grouped_side_caches`,
+    or :func:`own_groups` beside KDA layers), the KDA state also sizing the hybrid block (float32:
+    :func:`_float32_state`); every entry ``full_attention`` is no hybrid (:func:`counts_as_attention`). As
+    read on the later releases.
 
-    :raises InputError: on those releases, ``layer_types`` set (0.30.0: vLLM's AssertionError while
-        laying out the KDA and indexed layers' caches, recorded; 0.31.0: transformers'
-        ``validate_layer_type`` refuses ``indexed_attention``, recorded; other lists not verified), a
-        key of :data:`ALL_INDEXED_KEYS` left to the release's defaults, an ``index_kpool`` not a power
-        of two (not verified), or a default block the kpool does not divide (the indexer cache's
-        AssertionError, in vLLM's words)."""
+    :raises InputError: on those releases, a ``layer_types`` entry transformers refuses (0.31.0:
+        ``validate_layer_type`` refuses ``indexed_attention``, recorded), a key of :data:`ALL_INDEXED_KEYS`
+        left to the release's defaults, an ``index_kpool`` not a power of two (not verified)."""
     caches = _caches(model)
     if rules.version not in ALL_INDEXED_RELEASES:
         return model
@@ -344,14 +357,6 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             f"{arch}: StrictDataclassClassValidationError: Class validation error for validator "
             f"'validate_layer_type': ValueError: The `layer_types` entries must be in {TRANSFORMERS_LAYER_TYPES} "
             f"({bad[0]!r}: transformers' PreTrainedConfig under vLLM 0.31.0)",
-        )
-    if "layer_types" in caches.given:
-        raise InputError(
-            model.source,
-            "layer_types",
-            f"{arch} on vLLM {version}: a config's layer_types is not modelled there (recorded: 0.30.0's engine "
-            "start fails with an AssertionError laying out its KDA and indexed layers; 0.31.0's transformers "
-            "refuses 'indexed_attention' in validate_layer_type)",
         )
     missing = [k for k in ALL_INDEXED_KEYS if k not in caches.given]
     n = len(model.layer_kinds)
@@ -371,11 +376,35 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
             "index_kpool",
             f"{arch} on vLLM {version}: index_kpool {kpool} (not a power of two) is not verified there",
         )
+    raw = caches.raw_layer_types
+    kinds = tuple(LayerKind.KDA if i < len(raw) and raw[i] == LINEAR else LayerKind.MLA for i in range(n))
     return model.evolve(
-        layer_kinds=(LayerKind.MLA,) * n,
-        layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
+        layer_kinds=kinds,
+        layer_names=tuple(
+            f"model.layers.{i}.self_attn" + ("" if k is LayerKind.KDA else ".attn") for i, k in enumerate(kinds)
+        ),
         family_extra=replace(caches, all_indexed=True),
+        hf_layer_types=counts_as_attention(raw),
+        kda=_float32_state(model),
     )
+
+
+def _float32_state(model: ModelGeometry) -> GatedDeltaNet | None:
+    """The KDA state as vLLM 0.30.0 / 0.31.0's model class sizes it: ``get_mamba_state_dtype_from_config``
+    passes ``kda_state_dtype`` the conv dtype alone, so the recurrent state is float32 whatever
+    ``--mamba-ssm-cache-dtype`` (recorded: ``glm5-flash8-ssmbf16``, a 1,536-token block, not 1,024)."""
+    kda = model.mamba.kda
+    return None if kda is None else replace(kda, ssm_dtype_flag=False)
+
+
+def counts_as_attention(layer_types: tuple[str, ...]) -> bool:
+    """vLLM 0.30.0 / 0.31.0's config class keeps ``layer_types`` as given, and ``ModelConfig.is_hybrid``
+    (``config/model.py``) counts a list whose every entry is ``"attention"`` or ``"full_attention"`` as no
+    hybrid: no mamba cache mode, no hybrid block alignment (the indexer backend's block stays). Such a list
+    is kept as the model's ``layer_types`` (``hf_layer_types``, read by
+    :func:`dryboot.vllm.config.resolve.is_hybrid` over the layers, all MLA here); another (an
+    ``indexed_attention`` entry, or none given) keeps the class's ``IsHybrid``."""
+    return bool(layer_types) and all(t in ("attention", "full_attention") for t in layer_types)
 
 
 def _dense(model: ModelGeometry, caches: Glm5NextCaches, version: str) -> ModelGeometry:
@@ -400,6 +429,7 @@ def _dense(model: ModelGeometry, caches: Glm5NextCaches, version: str) -> ModelG
         layer_names=tuple(f"model.layers.{i}.self_attn.attn" for i in range(n)),
         indexer_head_size=None,
         family_extra=replace(caches, kpool=kpool, indexed=False, all_indexed=True),
+        kda=_float32_state(model),
     )
 
 
@@ -681,51 +711,45 @@ def backend_assumption(model: ModelGeometry) -> str | None:
 
 def block_backends(model: ModelGeometry, args: EngineArgs, backend: AttentionBackend) -> list[AttentionBackend]:
     """The attention backends the block is chosen over, in the order their layers are built
-    (``Platform._find_non_ssm_backends``): the indexer key cache's (vLLM 0.30.0 / 0.31.0, every layer
-    indexed: :data:`V32_INDEXER`), the tail ring's, the MLA layers' ``backend``; none for dense MLA
-    (:func:`is_dense`: the planner's own choice over ``backend``)."""
+    (``Platform._find_non_ssm_backends``): the indexer key cache's, the tail ring's, the MLA
+    layers' ``backend``; none for dense MLA (:func:`is_dense`: the planner's own choice over ``backend``).
+    On vLLM 0.30.0 / 0.31.0 (every layer indexed) the key cache's backend is the plain
+    ``DeepseekV32IndexerBackend`` (``v1/attention/backends/mla/indexer.py``: 64-token kernel blocks on CUDA,
+    whatever ``index_kpool``), so the block it prefers is 64; the kpool's own alignment applies to a hybrid
+    block alone (:func:`indexer_block_alignment`)."""
     if is_dense(model):
         return []
-    first = V32_INDEXER if _caches(model).all_indexed else indexer_backend(model, args.device.capability[0])
-    return [first, KPOOL_TAIL, backend]
+    if _caches(model).all_indexed:
+        return [DEEPSEEK_V32_INDEXER, KPOOL_TAIL, backend]
+    return [indexer_backend(model, args.device.capability[0]), KPOOL_TAIL, backend]
 
 
-def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: str) -> tuple[int, ...]:
-    """vLLM 0.30.0 / 0.31.0 (every layer indexed: no KDA layer is built) size the hybrid block to the
-    model class's KDA state, whose ``get_mamba_state_dtype_from_config`` passes no
-    ``--mamba-ssm-cache-dtype`` to ``kda_state_dtype``: a float32 recurrent state whatever the flag
-    (bytes; the convolution state in ``conv_dtype``, with the speculative tokens' rows)."""
-    caches, kda = _caches(model), model.mamba.kda
-    if not caches.all_indexed or kda is None:
-        return ()
-    shapes = gdn_state_shapes(
-        args.tensor_parallel_size,
-        kda.num_k_heads,
-        kda.num_v_heads,
-        kda.head_k_dim,
-        kda.head_v_dim,
-        kda.conv_kernel,
-        args.num_speculative_tokens,
-    )
-    return (state_bytes(shapes, (conv_dtype, "float32")),)
-
-
-def hybrid_block_alignments(model: ModelGeometry, args: EngineArgs) -> tuple[int, ...]:
-    """vLLM 0.30.0 / 0.31.0 (every layer indexed) round the hybrid attention block up to a multiple of
-    ``index_kpool`` x DeepGEMM's smallest paged-MQA page (the largest on SM 12.x), so the indexer's
-    storage block splits into pool pages (``CudaPlatform._get_indexer_block_alignment``; tokens); later
-    releases take it from the indexer backend's kernel blocks (:func:`indexer_backend`)."""
-    caches = _caches(model)
-    if not caches.all_indexed or caches.kpool <= 1:
-        return ()
-    page = max(PAGED_MQA_STATES) if args.device.capability[0] == 12 else min(PAGED_MQA_STATES)
-    return (caches.kpool * page,)
+def indexer_block_alignment(model: ModelGeometry, args: EngineArgs) -> int | None:
+    """What vLLM 0.30.0 / 0.31.0 round a hybrid block up to beyond the backends' alignment, in mamba cache
+    mode ``none`` / ``align`` (``CudaPlatform._get_indexer_block_alignment``, read from the config's
+    ``index_kpool``, ``index_topk`` or not): ``index_kpool`` x DeepGEMM's smallest paged-MQA page (32; the
+    largest, 64, on SM 12.x); ``None`` on the later releases, whose kpool indexer backend's kernel blocks
+    carry it (:func:`indexer_backend`), and for a kpool of 1 or none."""
+    caches = extra_of(model, Glm5NextCaches)
+    if args.vllm_version not in ALL_INDEXED_RELEASES or caches is None or caches.kpool <= 1:
+        return None
+    page = PAGED_MQA_STATES[1] if args.device.capability[0] == 12 else PAGED_MQA_STATES[0]
+    return caches.kpool * page
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:
     """The indexer's block-outermost layout: the pages are packed by repeat pattern (vLLM 0.32.0,
-    0.33.0); vLLM's KV cache groups where every layer is built indexed (0.30.0, 0.31.0)."""
-    return "grouped" if _caches(model).all_indexed else "repeat-packed"
+    0.33.0); vLLM's KV cache groups where every layer is built indexed (0.30.0, 0.31.0); their own
+    GLM-5.3-Flash grouping beside KDA layers there (:func:`own_groups`, sized as a packed pool)."""
+    if not _caches(model).all_indexed or _kda_beside(model):
+        return "repeat-packed"
+    return "grouped"
+
+
+def _kda_beside(model: ModelGeometry) -> bool:
+    """KDA layers beside the indexed ones, as vLLM 0.30.0 / 0.31.0 build a ``layer_types`` with
+    ``linear_attention`` entries."""
+    return _caches(model).all_indexed and LayerKind.KDA in model.layer_kinds
 
 
 def grouped_side_caches(
@@ -734,13 +758,13 @@ def grouped_side_caches(
     """vLLM 0.30.0 / 0.31.0's cache layers (every layer indexed), in ``static_forward_context``'s order:
     each MLA layer's ``.self_attn.indexer.k_cache`` (an ``MLAAttentionSpec`` of one ``index_row``-byte
     row a ``index_kpool`` tokens, ``tokens_per_state``) and ``.self_attn.indexer.tail_cache`` (a
-    ``KpoolTailSpec``: a sliding window of ``index_kpool`` tokens, ``index_kpool``-token blocks of two
-    bfloat16 heads of ``index_head_dim``) before its ``.self_attn.attn``; other models' layers as given.
+    ``KpoolTailSpec``: a sliding window of its ring's tokens, :func:`_ring`, blocks of two bfloat16 heads of
+    ``index_head_dim``) before its ``.self_attn.attn``; other models' layers as given.
 
-    :raises InputError: a block the indexer cache refuses (not a multiple of ``index_kpool x 32``:
-        vLLM's AssertionError, in its words)."""
+    :raises InputError: a block the indexer cache or the tail ring refuses (not a multiple of
+        ``index_kpool x 32``, or of the ring: vLLM's AssertionErrors, in its words)."""
     caches = extra_of(model, Glm5NextCaches)
-    if caches is None or not caches.all_indexed or not caches.indexed:
+    if caches is None or not caches.all_indexed or not caches.indexed or _kda_beside(model):
         return dict(layers)
     kpool = caches.kpool
     out: dict[str, LayerSpec] = {}
@@ -748,21 +772,35 @@ def grouped_side_caches(
         if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
             block = spec.block_size
             if block % (kpool * 32):
-                raise InputError(
-                    "--block-size",
-                    str(block),
-                    f"{model.architecture}: AssertionError: Glm5NextIndexerCache: kpool indexer requires cache "
-                    f"block_size to be a multiple of index_kpool * 32 ({kpool * 32})",
-                )
+                raise InputError("--block-size", str(block), _kpool_assertion(model.architecture, kpool, block))
             prefix = name[: -len("attn")] + "indexer."
             out[prefix + "k_cache"] = replace(
                 _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
             )
+            ring = _ring(caches, args, block, model.architecture)
             out[prefix + "tail_cache"] = replace(
-                _tail_spec(caches, kpool), layer_kind=LayerKind.SLIDING, sliding_window=kpool, spec_name=None
+                _tail_spec(caches, ring), layer_kind=LayerKind.SLIDING, sliding_window=ring, spec_name=None
             )
         out[name] = spec
     return out
+
+
+def _ring(caches: Glm5NextCaches, args: EngineArgs, block: int, arch: str) -> int:
+    """Tokens of one tail ring on vLLM 0.30.0 / 0.31.0: ``index_kpool`` on :data:`FIXED_TAIL_RELEASES`, else
+    :func:`tail_ring` (recorded: 0.31.0 with 3 n-gram tokens, a 32-token ring), which must divide ``block``.
+
+    :raises InputError: a ring that does not divide the block (0.31.0's AssertionError, in its words)."""
+    if args.vllm_version in FIXED_TAIL_RELEASES:
+        return caches.kpool
+    ring = tail_ring(caches.kpool, args.num_speculative_tokens)
+    if block % ring:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{arch}: AssertionError: Glm5NextTailCache: cache_config.block_size ({block}) must be a multiple of "
+            f"the tail ring ({ring})",
+        )
+    return ring
 
 
 def tail_ring(kpool: int, num_speculative_tokens: int) -> int:
@@ -788,6 +826,8 @@ def side_cache_specs(
         splits :func:`check_pipeline` refuses."""
     check_pipeline(model, args)
     caches = _caches(model)
+    if caches.all_indexed:
+        return _own_grouping_specs(model, args, caches, layers)
     ring = tail_ring(caches.kpool, args.num_speculative_tokens)
     out: dict[str, LayerSpec] = {}
     for name, spec in layers:
@@ -807,6 +847,115 @@ def side_cache_specs(
             spec = replace(spec, block_stride_alignment=ROWS_A_PAGE.get(args.device.capability[0], 1))
         out[name] = spec
     return out
+
+
+def _own_grouping_specs(
+    model: ModelGeometry, args: EngineArgs, caches: Glm5NextCaches, layers: list[tuple[str, LayerSpec]]
+) -> dict[str, LayerSpec]:
+    """vLLM 0.30.0 / 0.31.0's cache layers of KDA layers beside indexed ones, in ``static_forward_context``'s
+    order: each KDA layer's state as the hybrid alignment padded it, without a prefill checkpoint page
+    (``Glm5NextLinearAttention`` keeps ``MambaBase``'s spec there); before each ``.self_attn.attn`` (the MLA
+    rows) its ``.self_attn.indexer.k_cache`` (``tokens_per_state``: one ``index_row``-byte row a kpool) and its
+    ``.self_attn.indexer.tail_cache`` (``KpoolTailSpec``: its ring's tokens, :func:`_ring`, of two bfloat16
+    heads, one block a request), the tail padded to the key cache's page (``_get_kv_cache_groups_glm5_next``).
+
+    :raises InputError: a block the kpool indexer's pages do not tile, or a tail page larger than the key
+        cache's page (vLLM's AssertionErrors, recorded); then pipeline parallelism (not verified)."""
+    arch = model.architecture
+    kpool = caches.kpool
+    _check_drafter_layers(model, caches, layers)
+    out: dict[str, LayerSpec] = {}
+    for name, spec in layers:
+        if isinstance(spec, MambaSpec):
+            spec = replace(spec, num_prefill_checkpoint_blocks=0)
+        elif isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            block = spec.block_size
+            if block % (kpool * 32):
+                raise InputError("--block-size", str(block), _kpool_assertion(arch, kpool, block))
+            index = replace(
+                _indexer_spec(caches, block, 1), layer_kind=LayerKind.MLA_INDEXER, block_stride_alignment=None
+            )
+            ring = _ring(caches, args, block, arch)
+            tail = replace(_tail_spec(caches, ring), spec_name=KPOOL_TAIL_SPEC, block_stride_alignment=None)
+            if tail.page_size_bytes > index.page_size_bytes:
+                raise InputError(
+                    "--block-size",
+                    str(block),
+                    f"{arch}: AssertionError (KVCacheSpec.page_size_bytes: assert self.page_size_padded >= "
+                    f"self.unpadded_page_size_bytes): the tail ring's {tail.page_size_bytes:,}-byte page is padded "
+                    f"to the indexer key cache's {index.page_size_bytes:,} bytes at {block} tokens "
+                    "(_get_kv_cache_groups_glm5_next; the pool's bytes per block fail)",
+                )
+            prefix = name[: -len("attn")] + "indexer."
+            out[prefix + "k_cache"] = index
+            out[prefix + "tail_cache"] = tail.with_padded_page(index.page_size_bytes)
+        out[name] = spec
+    if args.pipeline_parallel_size > 1 and layers:
+        # after the layers' own failures (recorded: flash-layers-pp2's tail ring AssertionError)
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            f"{arch} on vLLM {args.vllm_version}: KDA layers beside indexed ones under pipeline parallelism are "
+            "not verified (_pp_balanced_mamba_group_count; not modelled)",
+        )
+    return out
+
+
+def _check_drafter_layers(model: ModelGeometry, caches: Glm5NextCaches, layers: list[tuple[str, LayerSpec]]) -> None:
+    """A drafter's hidden-state cache beside KDA and indexed layers on vLLM 0.30.0 / 0.31.0: not an
+    ``MLAAttentionSpec``, so ``_get_kv_cache_groups_glm5_next`` declines and vLLM unifies the pages
+    (``unify_kv_cache_spec_page_size``), where the first indexer key cache whose page does not divide the
+    largest page fails (recorded: ``hyb-glm5-linfull-hidden``).
+
+    :raises InputError: vLLM's NotImplementedError, in its words; a key cache page that divides it (not
+        verified)."""
+    if not any(isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE for _, s in layers):
+        return
+    largest = max(s.page_size_bytes for _, s in layers)
+    for name, spec in layers:
+        if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            key_cache = _indexer_spec(caches, spec.block_size, 1)
+            key_name = name[: -len("attn")] + "indexer.k_cache"
+            if largest % key_cache.page_size_bytes:
+                raise InputError(
+                    "--speculative-config",
+                    "extract_hidden_states",
+                    f"{model.architecture}: NotImplementedError: Layer {key_name}: page size is not divisible by the "
+                    "maximum page size and cannot be padded. Padding is only supported for non-MLA attention layers.",
+                )
+    raise InputError(
+        "--speculative-config",
+        "extract_hidden_states",
+        f"{model.architecture}: a hidden-state cache beside KDA and indexed layers whose key cache pages divide the "
+        "largest page is not verified (not modelled)",
+    )
+
+
+def _kpool_assertion(arch: str, kpool: int, block: int) -> str:
+    """vLLM's words where the kpool pages do not tile the block (``Glm5NextIndexerCache.get_kv_cache_spec``)."""
+    return (
+        f"{arch}: AssertionError: Glm5NextIndexerCache: kpool indexer requires cache block_size to be a multiple of "
+        f"index_kpool * 32 ({kpool * 32}) so that DeepGEMM paged-MQA pool pages (32 or 64 entries) tile the storage "
+        f"block, got block_size={block} -> storage_block_size={block // kpool}. "
+        "(Glm5NextIndexerCache.get_kv_cache_spec)"
+    )
+
+
+def own_groups(model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+    """vLLM 0.30.0 / 0.31.0's GLM-5.3-Flash groups (``_get_kv_cache_groups_glm5_next``) of KDA layers beside
+    indexed ones: one uniform-type group of every indexer key cache and MLA layer, one of the tail rings, and
+    the KDA states dealt round-robin into ``cdiv(KDA layers, MLA layers)`` groups; the pool's bytes per block
+    are then the first group's pages (``_get_kv_cache_bytes_per_block``). ``None`` elsewhere (the repeat
+    pattern's groups)."""
+    if not _kda_beside(model):
+        return None
+    names = list(specs)
+    attn = tuple(n for n in names if isinstance(specs[n], AttentionSpec) and specs[n].kind != KPOOL_TAIL_SPEC)
+    tails = tuple(n for n in names if specs[n].kind == KPOOL_TAIL_SPEC)
+    states = [n for n in names if isinstance(specs[n], MambaSpec)]
+    mla = sum(1 for n in attn if n.endswith(".self_attn.attn"))
+    count = cdiv(len(states), mla)
+    return (attn, tails, *(tuple(states[i::count]) for i in range(count)))
 
 
 def _kernel_blocks(model: ModelGeometry, args: EngineArgs) -> tuple[KernelBlock, ...]:

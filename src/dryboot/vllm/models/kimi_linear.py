@@ -139,8 +139,8 @@ def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry,
     """The torch dtype of a KDA layer's recurrent state. ``kda_state_dtype`` (vLLM's hybrid block
     sizing, and Kimi-K3's ``KimiK3DeltaAttention.get_state_dtype``): float32 for ``auto``, else
     ``--mamba-ssm-cache-dtype`` (float32 or bfloat16) from 0.30.0 (``kda_ssm_dtype_flag``; before,
-    float32 whatever the flag). Kimi-Linear's plain KDA layer (``KimiLinearGatedDeltaNetAttention``)
-    keeps float32 whatever the flag.
+    float32 whatever the flag), unless the model class passes none (``GatedDeltaNet.ssm_dtype_flag``).
+    Kimi-Linear's plain KDA layer (``KimiLinearGatedDeltaNetAttention``) keeps float32 whatever the flag.
 
     :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
         (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
@@ -153,7 +153,9 @@ def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry,
             f"{model.source}: linear_attn_config.use_full_rank_gate (Kimi-K3's KDA, KimiK3DeltaAttention) is "
             f"not verified against vLLM {rules.version}'s engine start",
         )
-    if not rules.kda_ssm_dtype_flag:
+    if not rules.kda_ssm_dtype_flag or not kda.ssm_dtype_flag:
+        # GLM-5.3-Flash on 0.30.0 / 0.31.0: Glm5NextForCausalLM.get_mamba_state_dtype_from_config passes
+        # the conv dtype alone (recorded: glm5-flash8-ssmbf16 aligns to the float32 state)
         return "float32"
     if ssm_flag not in KDA_SSM_DTYPES:
         raise InputError(

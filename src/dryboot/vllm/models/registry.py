@@ -182,12 +182,12 @@ class Family:
         hook = getattr(self.module(), "alignment_mamba_pages", None)
         return () if hook is None else tuple(hook(model, args, conv_dtype))
 
-    def hybrid_block_alignments(self, model: ModelGeometry, args: EngineArgs) -> tuple[int, ...]:
-        """Other multiples (tokens) the hybrid attention block is rounded up to, beside the
-        backends' kernel blocks (vLLM 0.30.0 / 0.31.0's ``CudaPlatform._get_indexer_block_alignment``:
-        GLM-5.3-Flash's kpool indexer; default none)."""
-        hook = getattr(self.module(), "hybrid_block_alignments", None)
-        return () if hook is None else tuple(hook(model, args))
+    def indexer_block_alignment(self, model: ModelGeometry, args: EngineArgs) -> int | None:
+        """A multiple the hybrid block is rounded up to after the backends' alignment, in mamba cache mode
+        ``none`` / ``align`` (``Platform._get_indexer_block_alignment``: GLM-5.3-Flash's kpool indexer on
+        vLLM 0.30.0 / 0.31.0); default ``None``."""
+        hook = getattr(self.module(), "indexer_block_alignment", None)
+        return None if hook is None else hook(model, args)
 
     def block_backends(
         self, model: ModelGeometry, args: EngineArgs, backend: AttentionBackend
@@ -215,6 +215,13 @@ class Family:
         :raises InputError: what vLLM refuses of those caches, or what was not verified."""
         hook = getattr(self.module(), "side_cache_specs", None)
         return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
+
+    def own_groups(self, model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+        """A repeat-packed model's KV cache groups (member layers, vLLM's order) where the release groups them
+        its own way (GLM-5.3-Flash's KDA layers beside indexed ones on vLLM 0.30.0 / 0.31.0); default
+        ``None``: the repeat pattern's groups."""
+        hook = getattr(self.module(), "own_groups", None)
+        return None if hook is None else hook(model, specs)
 
     def grouped_side_caches(
         self, model: ModelGeometry, args: EngineArgs, layers: list[tuple[str, LayerSpec]]
