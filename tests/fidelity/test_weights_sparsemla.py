@@ -36,14 +36,24 @@ PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
 
 def _weights(row: dict[str, Any], version: str) -> Any:
     """dryboot's report for a recorded row, at the row's recorded ``max_num_seqs`` and its
-    ``--kv-cache-dtype`` / ``--max-model-len`` where the row's flags name one."""
+    ``--kv-cache-dtype`` / ``--max-model-len`` / ``--attention-backend`` / ``--dtype`` where the
+    row's flags name one."""
     argv = row["argv"]
-    kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
+
+    def flag(name: str, default: Any) -> Any:
+        return argv[argv.index(name) + 1] if name in argv else default
+
     if not row["ok"]:  # a failed row records no scheduler: vLLM's default for these cases, 8,192
         row = {**row, "max_num_batched_tokens": 8192, "max_num_seqs": 1024}
-    length = int(argv[argv.index("--max-model-len") + 1]) if "--max-model-len" in argv else MAX_MODEL_LEN
     return dryboot_weights(
-        sm.CONFIGS, row, version, max_num_seqs=row.get("max_num_seqs"), kv_cache_dtype=kv, max_model_len=length
+        sm.CONFIGS,
+        row,
+        version,
+        max_num_seqs=row.get("max_num_seqs"),
+        kv_cache_dtype=flag("--kv-cache-dtype", "auto"),
+        max_model_len=int(flag("--max-model-len", MAX_MODEL_LEN)),
+        attention_backend=flag("--attention-backend", None),
+        dtype=flag("--dtype", "auto"),
     )
 
 
@@ -54,11 +64,10 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
         return "no sparse MLA backend below SM 9.0"
     if cap[0] == 12 and row["config"].startswith("tiny"):  # index_topk 256: FLASHINFER_MLA_SPARSE_SM120 takes 2048
         return "requires index_topk=2048; got 256"
-    argv = row["argv"]
-    kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
-    named = "--attention-backend" in argv
-    if cap[0] == 9 and (named or kv not in ("auto", "bfloat16", "float16", "fp8", "fp8_ds_mla")):
-        return "another backend than FLASH_ATTN_MLA_SPARSE"
+    error = str(row.get("error"))
+    if cap[0] == 9 and not row["ok"] and ("backend" in error or "float32" in error):
+        # a named backend that does not take the model, one unknown to the release, no backend at all
+        return "Selected backend" if "--attention-backend" in row["argv"] else "vLLM refuses it"
     if version == "0.33.0" and cap >= (10, 0):
         return "shared counter"  # 0.33.0's FlashInfer attention buffer (the oracle fails there too)
     return None
@@ -108,12 +117,67 @@ def test_flash_attn_sparse_layers_hold_their_cu_seqlens() -> None:
     assert -(-nbytes("0.31.0", (9, 0)) // 512) * 512 == 33_280
     assert nbytes("0.33.0", (9, 0), kv_cache_dtype="bfloat16") == 4 * 8193
     assert nbytes("0.30.0", (9, 0)) == 0
-    with _pytest.raises(InputError, match="another backend than FLASH_ATTN_MLA_SPARSE"):
+    with _pytest.raises(InputError, match="No valid attention backend found"):
         nbytes("0.28.0", (9, 0), kv_cache_dtype="fp8_e4m3")
     assert nbytes("0.33.0", (12, 0)) == nbytes("0.33.0", (10, 0)) == 0
     assert nbytes("0.31.0", (9, 0), kv_cache_dtype="fp8") == 0  # FLASHMLA_SPARSE's: its workspace
-    with _pytest.raises(InputError, match="--attention-backend FLASHMLA_SPARSE"):
-        nbytes("0.32.0", (9, 0), attention_backend="FLASHMLA_SPARSE")
+    # FLASHINFER_MLA_SPARSE_SM90 (an fp8_e4m3 cache, or named) and a named FLASHMLA_SPARSE hold none
+    assert nbytes("0.33.0", (9, 0), kv_cache_dtype="fp8_e4m3") == 0
+    assert nbytes("0.33.0", (9, 0), attention_backend="FLASHINFER_MLA_SPARSE_SM90") == 0
+    assert nbytes("0.33.0", (9, 0), attention_backend="FLASHMLA_SPARSE") == 0
+    with _pytest.raises(InputError, match="--attention-backend FLASHMLA_SPARSE: its sparse MLA backend choice"):
+        nbytes("0.34.0", (9, 0), attention_backend="FLASHMLA_SPARSE")  # a release not recorded
+
+
+def test_sm90_sparse_backend_choice() -> None:
+    """vLLM's SM 9.x sparse MLA choice (``platforms/cuda.py``; recorded on the tiny stand-in, H100,
+    TP 1: the ``--attention-backend`` / ``fp8_e4m3`` rows): FLASH_ATTN_MLA_SPARSE for a 16-bit
+    cache, FLASHMLA_SPARSE for ``fp8``, FLASHINFER_MLA_SPARSE_SM90 (0.30.0+) for ``fp8_e4m3``, which
+    before 0.30.0 finds none; a named backend where it takes the model, else vLLM's refusal (an
+    SM 10.x backend, a dense MLA one, one the release lacks)."""
+    import pytest as _pytest
+
+    from dryboot.errors import InputError
+    from dryboot.vllm.model_executor.model_loader.weights import Parallel, sm90_sparse_mla_backend
+
+    def pick(version: str, **kw: Any) -> str | None:
+        return sm90_sparse_mla_backend(Parallel(capability=(9, 0), vllm_version=version, **kw), 576, 2)
+
+    assert pick("0.33.0") == pick("0.28.0") == "FLASH_ATTN_MLA_SPARSE"
+    assert pick("0.33.0", kv_cache_dtype="fp8") == "FLASHMLA_SPARSE"
+    assert pick("0.33.0", kv_cache_dtype="fp8_e4m3") == pick("0.30.0", kv_cache_dtype="fp8_e4m3")
+    assert pick("0.30.0", kv_cache_dtype="fp8_e4m3") == "FLASHINFER_MLA_SPARSE_SM90"
+    assert pick("0.28.0", attention_backend="FLASHMLA_SPARSE") == "FLASHMLA_SPARSE"
+    assert sm90_sparse_mla_backend(Parallel(capability=(10, 0)), 576, 2) is None
+    for version, kw, why in (
+        ("0.28.0", {"kv_cache_dtype": "fp8_e4m3"}, "No valid attention backend found"),
+        ("0.28.0", {"attention_backend": "FLASHINFER_MLA_SPARSE_SM90"}, "has no FLASHINFER_MLA_SPARSE_SM90"),
+        ("0.33.0", {"attention_backend": "FLASHINFER_MLA_SPARSE"}, "compute capability not supported"),
+        ("0.33.0", {"attention_backend": "TRITON_MLA"}, "sparse not supported"),
+        ("0.33.0", {"attention_backend": "FLASH_ATTN_MLA_SPARSE", "kv_cache_dtype": "fp8"}, "not fp8"),
+        ("0.34.0", {"kv_cache_dtype": "fp8_e4m3"}, "recorded on vLLM"),
+    ):
+        with _pytest.raises(InputError, match=why):
+            pick(version, **kw)
+    with _pytest.raises(InputError, match="No valid attention backend found"):
+        sm90_sparse_mla_backend(Parallel(capability=(9, 0), vllm_version="0.33.0"), 576, 4)
+
+
+def test_named_backends_recorded() -> None:
+    """The named-backend rows vLLM loaded (tiny stand-in, H100, TP 1, 8,192 batched tokens): on 0.33.0
+    FLASHINFER_MLA_SPARSE_SM90 (named, or for ``fp8_e4m3``) holds the default's figure less the four
+    layers' ``cu_seqlens_q`` (4 x 33,280 bytes); a named FLASHMLA_SPARSE with a bfloat16 cache
+    reserves ``q_concat`` in the worker's workspace, ``[8192, 16, 576]`` bf16 on 0.28.0 and
+    ``[8192, 64, 576]`` (heads padded to 64) on 0.33.0."""
+    tiny = "tiny-DeepseekV32-FP8 H100 --tensor-parallel-size 1"
+    v33, v28 = RECORDED["0.33.0"], RECORDED["0.28.0"]
+    default = v33[f"{tiny} --attention-backend FLASH_ATTN_MLA_SPARSE"]["allocated_bytes"]
+    for flags in ("--attention-backend FLASHINFER_MLA_SPARSE_SM90", "--kv-cache-dtype fp8_e4m3"):
+        assert v33[f"{tiny} {flags}"]["allocated_bytes"] == default - 4 * 33_280
+    sm90 = v33[f"{tiny} --attention-backend FLASHINFER_MLA_SPARSE_SM90"]["allocated_bytes"]
+    assert v33[f"{tiny} --attention-backend FLASHMLA_SPARSE"]["allocated_bytes"] - sm90 == 2 * 8192 * 64 * 576
+    base28 = v28[f"{tiny} --attention-backend FLASH_ATTN_MLA_SPARSE"]["allocated_bytes"]
+    assert v28[f"{tiny} --attention-backend FLASHMLA_SPARSE"]["allocated_bytes"] - base28 == 2 * 8192 * 16 * 576
 
 
 def test_index_cache_opens_fewer_groups() -> None:
@@ -178,6 +242,9 @@ def test_flashmla_sparse_reserves_the_worker_workspace() -> None:
     assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.30.0") == 174_587_904
     assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.28.0") == 174_587_904
     assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.31.0") == 1_449_656_320
+    # a named FLASHMLA_SPARSE with a bfloat16 cache: q_concat alone, its heads padded to 64 from 0.29.0
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.28.0", quantized=False) == 150_994_944
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.29.0", quantized=False) == 603_979_776
     long_ctx = 163_840 * 2
     assert (
         flashmla_sparse_workspace_bytes(8192, long_ctx, 16, 512, 64, "0.33.0")
@@ -189,6 +256,8 @@ def test_flashmla_sparse_reserves_the_worker_workspace() -> None:
     assert not flashmla_sparse_serves(h100, 512, 2)  # FLASHINFER_MLA_SPARSE_SM90 first
     assert not flashmla_sparse_serves(Parallel(capability=(9, 0), kv_cache_dtype="fp8_e4m3"), 576, 2)
     assert not flashmla_sparse_serves(Parallel(capability=(10, 0), kv_cache_dtype="fp8"), 576, 2)
+    assert flashmla_sparse_serves(Parallel(capability=(9, 0), attention_backend="FLASHMLA_SPARSE"), 576, 2)
+    assert not flashmla_sparse_serves(Parallel(capability=(9, 0)), 576, 2)  # FLASH_ATTN_MLA_SPARSE's
 
 
 def test_sm120_takes_index_topk_2048_only() -> None:
