@@ -2825,10 +2825,10 @@ def _nemotron_mlp(
 
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
-#: 0.31.0+ not recorded, refused by name),
+#: 0.32.0+ not recorded, refused by name: 0.32.0's NVFP4 layers on SM 9.0 go through Humming),
 #: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
 #: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
-MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,)}
+MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,)}
 
 
 def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
@@ -2840,7 +2840,9 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
     no sparse MLA backend of vLLM 0.27.1-0.29.0 serves ``fp8_e4m3`` (the selector: "No valid
     attention backend found"; FLASHMLA_SPARSE and FLASH_ATTN_MLA_SPARSE refuse the dtype); 0.30.0+
     serve it through ``FLASHINFER_MLA_SPARSE_SM90``, which allocates nothing with the model
-    (recorded on 0.30.0; its cache layout ``plan`` refuses by name).
+    (:func:`sm90_sparse_mla_backend`; recorded on 0.30.0 and 0.31.0, where a bfloat16 cache's
+    FLASH_ATTN_MLA_SPARSE layers hold their ``cu_seqlens_q``; its cache layout ``plan`` refuses by
+    name).
 
     :raises InputError: that ``fp8_e4m3`` cache on SM 9.x before 0.30.0 (vLLM refuses it), another
         named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
