@@ -10,8 +10,10 @@ published configs of ``quant_cases_sparsemla.py`` (DeepSeek-V3.2, GLM-5-FP8, GLM
 min(max_num_batched_tokens, max_num_seqs x query length)) is allocated with the model: the
 8,405,504 bytes a layer vLLM 0.30.0 held beyond the walk at 1,024 sequences. With an fp8 cache on
 SM 9.x FLASHMLA_SPARSE reserves the worker's workspace while the model is built (rows recorded with
-``RECORD_WORKSPACE=1``, marked ``workspace``). Byte-exact where dryboot answers; refused by name where
-vLLM fails (no sparse MLA backend on SM 8.9, none for index_topk 256 on SM 12.0).
+``RECORD_WORKSPACE=1``, marked ``workspace``). vLLM's SM 9.x sparse backend choice: the tiny stand-ins'
+``--attention-backend`` / ``--kv-cache-dtype`` / ``--dtype`` rows (H100, TP 1, 0.27.1-0.33.0). Byte-exact
+where dryboot answers; refused by name where vLLM fails (no sparse MLA backend on SM 8.9, none for
+index_topk 256 on SM 12.0, a named backend that does not take the model, ``fp8_e4m3`` before 0.30.0).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ RECORDED = load_recorded("quant-recorded-sparsemla-")
 #: another, which vLLM's parser takes last), which sizes FLASHMLA_SPARSE's prefill workspace
 MAX_MODEL_LEN = 4096
 CASES = case_ids(RECORDED)
+#: the unquantized stand-ins (a float16 model, a 512 MLA head of kv_lora_rank 448)
+UNQUANTIZED = ("tiny-DeepseekV32-BF16", "tiny-DeepseekV32-H512")
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
 
 
@@ -75,8 +79,13 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
-    """Byte-exact where vLLM loads the model; the named refusal where it fails."""
+    """Byte-exact where vLLM loads the model; the named refusal where it fails. An unquantized
+    stand-in (``tiny-DeepseekV32-BF16`` / ``-H512``) is checked as ``initialize_model`` builds it
+    (``built_allocated_bytes``), dryboot's figure for unquantized layers (the post-load step moves
+    each attention layer's two CPU scale scalars to the host: ``_post_load_host_blocks``)."""
     row = RECORDED[version][cid]
+    if row["ok"] and row["config"] in UNQUANTIZED:
+        row = {**row, "allocated_bytes": row["built_allocated_bytes"]}
     assert_weights(_weights(row, version), row, _refusal(row, version))
 
 
@@ -161,6 +170,14 @@ def test_sm90_sparse_backend_choice() -> None:
             pick(version, **kw)
     with _pytest.raises(InputError, match="No valid attention backend found"):
         sm90_sparse_mla_backend(Parallel(capability=(9, 0), vllm_version="0.33.0"), 576, 4)
+    # a 512 head: FLASHINFER_MLA_SPARSE_SM90 first from 0.30.0, which takes kv_lora_rank 512 only
+    # (tiny-DeepseekV32-H512, 448 + 64: FLASH_ATTN_MLA_SPARSE; with fp8 none); a NoPE one not recorded
+    h100 = Parallel(capability=(9, 0), vllm_version="0.33.0")
+    assert sm90_sparse_mla_backend(h100, 512, 2, kv_lora_rank=448) == "FLASH_ATTN_MLA_SPARSE"
+    with _pytest.raises(InputError, match="No valid attention backend found"):
+        sm90_sparse_mla_backend(Parallel(capability=(9, 0), kv_cache_dtype="fp8"), 512, 2, kv_lora_rank=448)
+    with _pytest.raises(InputError, match="512 NoPE MLA head"):
+        sm90_sparse_mla_backend(h100, 512, 2, kv_lora_rank=512)
 
 
 def test_named_backends_recorded() -> None:

@@ -1680,7 +1680,7 @@ def _walk(
             mla_head = _int(config, "kv_lora_rank") + _int(config, "qk_rope_head_dim")
             fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
             cu_seqlens = flash_attn_mla_sparse_cu_seqlens_bytes(
-                max_num_batched_tokens, par, mla_head, ab, fp8_kv, str(arch)
+                max_num_batched_tokens, par, mla_head, ab, fp8_kv, str(arch), _int(config, "kv_lora_rank")
             )
             for _ in range(n_attention if cu_seqlens else 0):
                 w.own("sparse MLA cu_seqlens", cu_seqlens, buffer=True)
@@ -2958,11 +2958,13 @@ def _sm90_sparse_kv_dtype(par: Parallel, fp8_kv: bool) -> str:
     return "fp8_e4m3" if fp8_kv and par.kv_cache_dtype == "auto" else par.kv_cache_dtype
 
 
-def _sm90_sparse_mla_rejects(backend: str, par: Parallel, head_size: int, dtype_bytes: int, kv: str) -> str | None:
+def _sm90_sparse_mla_rejects(
+    backend: str, par: Parallel, head_size: int, dtype_bytes: int, kv: str, kv_lora_rank: int = 512
+) -> str | None:
     """Why ``backend`` does not serve a sparse MLA model on SM 9.x (``None``: it does), after its
     ``supported_dtypes`` / ``supported_kv_cache_dtypes`` / ``get_supported_head_sizes`` and
-    ``supports_combination``, for an MLA head other than 512 (``kv_lora_rank`` 512, the shapes
-    recorded; a 512 head is refused before this)."""
+    ``supports_combination`` (``FLASHINFER_MLA_SPARSE_SM90``: ``kv_lora_rank`` 512 and a rope of 0 or
+    64, i.e. a 512 or 576 head; a NoPE 512 head, ``kv_lora_rank`` 512, is refused before this)."""
     if backend == "FLASH_ATTN_MLA_SPARSE":
         if kv not in FLASH_ATTN_MLA_SPARSE_KV_DTYPES:
             return f"FLASH_ATTN_MLA_SPARSE takes a float16 / bfloat16 KV cache, not {kv}"
@@ -2977,26 +2979,32 @@ def _sm90_sparse_mla_rejects(backend: str, par: Parallel, head_size: int, dtype_
         return f"vLLM {par.vllm_version} has no FLASHINFER_MLA_SPARSE_SM90"
     if kv not in FLASHINFER_MLA_SPARSE_SM90_KV_DTYPES:
         return f"FLASHINFER_MLA_SPARSE_SM90 takes a bfloat16 or fp8 KV cache, not {kv}"
-    if head_size != 576:
-        return f"FLASHINFER_MLA_SPARSE_SM90 takes kv_lora_rank 512, not a {head_size} MLA head"
+    if kv_lora_rank != 512 or head_size not in (512, 576):
+        return f"FLASHINFER_MLA_SPARSE_SM90 requires kv_lora_rank=512 (not {kv_lora_rank}, head {head_size})"
     return None if dtype_bytes == 2 else "FLASHINFER_MLA_SPARSE_SM90 takes a bfloat16 model"
 
 
 def sm90_sparse_mla_backend(
-    par: Parallel, head_size: int, dtype_bytes: int, fp8_kv: bool = False, arch: str = "the model"
+    par: Parallel,
+    head_size: int,
+    dtype_bytes: int,
+    fp8_kv: bool = False,
+    arch: str = "the model",
+    kv_lora_rank: int = 512,
 ) -> str | None:
     """The sparse MLA backend vLLM serves a sparse MLA model with on SM 9.x (``None`` off SM 9.x):
     a named ``--attention-backend`` where it takes the model (``Selected backend ... is not valid``
     otherwise, an unknown name before it exists), else the first of ``platforms/cuda.py``'s SM 9.x
     sparse priorities that does (:func:`_sm90_sparse_mla_rejects`): ``FLASH_ATTN_MLA_SPARSE``,
-    ``FLASHMLA_SPARSE``, and from 0.30.0 ``FLASHINFER_MLA_SPARSE_SM90`` (first for a 512 head, which
-    is refused). ``dtype_bytes``: the model dtype's; ``fp8_kv``: a ModelOpt checkpoint's own fp8
-    cache (``fp8_e4m3`` under ``auto``). What each allocates with the model:
-    :func:`flash_attn_mla_sparse_cu_seqlens_bytes`, :func:`flashmla_sparse_workspace_bytes`;
-    ``FLASHINFER_MLA_SPARSE_SM90`` nothing (its ``_SM90State`` is the metadata builder's, built with
-    the KV cache).
+    ``FLASHMLA_SPARSE``, and from 0.30.0 ``FLASHINFER_MLA_SPARSE_SM90`` (first for a 512 head: it
+    takes a NoPE one, ``kv_lora_rank`` 512, refused as not recorded; another 512 head falls through to
+    ``FLASH_ATTN_MLA_SPARSE``, recorded with ``kv_lora_rank`` 448). ``dtype_bytes``: the model
+    dtype's; ``fp8_kv``: a ModelOpt checkpoint's own fp8 cache (``fp8_e4m3`` under ``auto``). What
+    each allocates with the model: :func:`flash_attn_mla_sparse_cu_seqlens_bytes`,
+    :func:`flashmla_sparse_workspace_bytes`; ``FLASHINFER_MLA_SPARSE_SM90`` nothing (its
+    ``_SM90State`` is the metadata builder's, built with the KV cache).
 
-    :raises InputError: a combination vLLM refuses (named), a 512 MLA head, a choice beyond the
+    :raises InputError: a combination vLLM refuses (named), a NoPE 512 MLA head, a choice beyond the
         default ``FLASH_ATTN_MLA_SPARSE`` / ``fp8`` ``FLASHMLA_SPARSE`` on a release outside
         :data:`SM90_SPARSE_MLA_CHOICE_RELEASES` (not recorded)."""
     if par.capability is None or par.capability[0] != 9:
@@ -3011,19 +3019,22 @@ def sm90_sparse_mla_backend(
             None,
             f"{where}: vLLM refuses --attention-backend {named} (Selected backend is not valid: {why})",
         )
-    if head_size == 512 and named != "FLASH_ATTN_MLA_SPARSE":
+    if head_size == 512 and kv_lora_rank == 512 and named != "FLASH_ATTN_MLA_SPARSE":
         raise InputError(
             "--gpu",
             None,
-            f"{where} and a 512 MLA head: vLLM serves its sparse MLA layers with another backend than "
-            "FLASH_ATTN_MLA_SPARSE, whose allocations with the model are not modelled",
+            f"{where} and a 512 NoPE MLA head (kv_lora_rank 512, no rope): vLLM serves its sparse MLA layers "
+            "with another backend than FLASH_ATTN_MLA_SPARSE, whose allocations with the model are not modelled",
         )
     if named is not None:
-        reason = _sm90_sparse_mla_rejects(named, par, head_size, dtype_bytes, kv)
+        reason = _sm90_sparse_mla_rejects(named, par, head_size, dtype_bytes, kv, kv_lora_rank)
         choice = named
     else:
         order = SM90_SPARSE_MLA_BACKENDS
-        choice = next((b for b in order if _sm90_sparse_mla_rejects(b, par, head_size, dtype_bytes, kv) is None), "")
+        if head_size == 512:  # platforms/cuda.py: FLASHINFER_MLA_SPARSE_SM90 first for it
+            order = (order[2], *order[:2])
+        rejects = partial(_sm90_sparse_mla_rejects, par=par, head_size=head_size, dtype_bytes=dtype_bytes, kv=kv)
+        choice = next((b for b in order if rejects(b, kv_lora_rank=kv_lora_rank) is None), "")
         reason = None if choice else "No valid attention backend found"
     default = choice == "FLASH_ATTN_MLA_SPARSE" or (
         choice == "FLASHMLA_SPARSE" and named is None and kv in FLASHMLA_SPARSE_KV_DTYPES
@@ -3057,6 +3068,7 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     dtype_bytes: int,
     fp8_kv: bool = False,
     arch: str = "the model",
+    kv_lora_rank: int = 512,
 ) -> int:
     """Bytes of the int32 ``cu_seqlens_q_buffer`` ``[max_num_batched_tokens + 1]`` (an ``arange``
     over the model's top-k indices buffer's rows) each sparse MLA layer's ``FlashAttnMLASparseImpl``
@@ -3068,7 +3080,7 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     dtype's; ``fp8_kv``: a ModelOpt checkpoint's own fp8 cache.
 
     :raises InputError: where :func:`sm90_sparse_mla_backend` refuses."""
-    if sm90_sparse_mla_backend(par, head_size, dtype_bytes, fp8_kv, arch) != "FLASH_ATTN_MLA_SPARSE":
+    if sm90_sparse_mla_backend(par, head_size, dtype_bytes, fp8_kv, arch, kv_lora_rank) != "FLASH_ATTN_MLA_SPARSE":
         return 0
     if version_key(par.vllm_version) < version_key(FLASH_ATTN_MLA_SPARSE_CU_SEQLENS_RELEASE):
         return 0
@@ -3092,10 +3104,10 @@ def flashmla_sparse_serves(par: Parallel, head_size: int, dtype_bytes: int, fp8_
     its workspace (:func:`flashmla_sparse_workspace_bytes`): an ``fp8`` / ``fp8_ds_mla`` cache given
     by ``--kv-cache-dtype`` (not a checkpoint's ``fp8_kv``) with no other backend named, or
     ``--attention-backend FLASHMLA_SPARSE`` with a bfloat16 cache; a 16-bit model dtype
-    (``dtype_bytes``) and an MLA head (``head_size``) other than 512 (from 0.30.0
-    ``FLASHINFER_MLA_SPARSE_SM90`` comes first for it). Never raises (the walk's refusals:
+    (``dtype_bytes``) and a 576 MLA head (``head_size``: its ``get_supported_head_sizes``; 0.33.0's
+    NoPE 512 is refused before this). Never raises (the walk's refusals:
     :func:`sm90_sparse_mla_backend`)."""
-    if par.capability is None or par.capability[0] != 9 or dtype_bytes != 2 or head_size == 512:
+    if par.capability is None or par.capability[0] != 9 or dtype_bytes != 2 or head_size != 576:
         return False
     kv = _sm90_sparse_kv_dtype(par, fp8_kv)
     if par.attention_backend == "FLASHMLA_SPARSE":
