@@ -3,10 +3,13 @@ the published DeepSeek-V3.2, GLM-5-FP8, GLM-5.1-FP8 (GLM-5's config) and GLM-5.2
 ``index_skip_topk_offset`` / ``index_topk_freq``, fewer indexers than layers; GLM-5.3-FP8's config)
 configs, block fp8 ``[128, 128]``, after ``process_weights_after_loading``, on SM 8.9, 9.0 and 12.0
 at TP 8; and a tiny DeepSeek-V3.2 stand-in (``tiny-DeepseekV32-FP8``, said so in its SOURCE), with H200
-and TP 1 / 2 where ``RECORD_GPUS`` / ``RECORD_TPS`` name them. From 0.30.0 every layer that builds an
-indexer (and the first layer) also opens a ``SparseMLAIndexGroup``, whose top-k workspace is allocated
-with the model. Each config is recorded in a process of its own (a DeepSeek-V3.2 case leaves later
-cases' rotary tables in float32).
+and TP 1 / 2 where ``RECORD_GPUS`` / ``RECORD_TPS`` name them; its unquantized copies
+``tiny-DeepseekV32-BF16`` (a float16 model builds on the CPU oracle) and ``tiny-DeepseekV32-H512``
+(``kv_lora_rank`` 448: a 512 MLA head), for vLLM's SM 9.x sparse backend choice (rows with
+``RECORD_ARGV``: ``--attention-backend``, ``--kv-cache-dtype``, ``--dtype``; H100, TP 1). From 0.30.0
+every layer that builds an indexer (and the first layer) also opens a ``SparseMLAIndexGroup``, whose
+top-k workspace is allocated with the model. Each config is recorded in a process of its own (a
+DeepSeek-V3.2 case leaves later cases' rotary tables in float32).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=sparsemla``, and by

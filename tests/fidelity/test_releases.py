@@ -3372,13 +3372,12 @@ def test_every_switch_has_a_flip_case() -> None:
 NO_FLIP_CASE = {
     # pinned by test_weights_sparse_mla_switches.py::test_switch_is_needed (the sparse-MLA weights records)
     **{
-        s: "the sparse-MLA weights records pin it (quant-recorded-sparsemla- / -nvfp4smla-<release>.json)"
+        s: "the sparse-MLA weights records pin it (quant-recorded-sparsemla-<release>.json)"
         for s in (
             "sparse_mla_index_groups",
             "sparse_mla_index_group_request_ids",
             "flash_attn_mla_sparse_cu_seqlens",
             "flashmla_sparse_prefill_buffers",
-            "sparse_mla_fp8_e4m3_sm90_weights",
         )
     },
     # pinned by test_weights_sparsemla.py::test_flashmla_sparse_reserves_the_worker_workspace (no record

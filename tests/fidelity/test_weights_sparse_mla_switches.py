@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import test_weights_nvfp4smla as NV
 import test_weights_sparsemla as SM
 
 from dryboot.errors import InputError
@@ -25,7 +24,6 @@ SETS: dict[str, list[tuple[dict[str, dict[str, Any]], Callable[[dict[str, Any], 
     "sparse_mla_index_group_request_ids": [(SM.RECORDED, SM._weights)],
     "flash_attn_mla_sparse_cu_seqlens": [(SM.RECORDED, SM._weights)],
     "flashmla_sparse_prefill_buffers": [(SM.RECORDED, SM._weights)],
-    "sparse_mla_fp8_e4m3_sm90_weights": [(NV.RECORDED, NV._weights)],
 }
 
 

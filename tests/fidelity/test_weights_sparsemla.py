@@ -10,8 +10,10 @@ published configs of ``quant_cases_sparsemla.py`` (DeepSeek-V3.2, GLM-5-FP8, GLM
 min(max_num_batched_tokens, max_num_seqs x query length)) is allocated with the model: the
 8,405,504 bytes a layer vLLM 0.30.0 held beyond the walk at 1,024 sequences. With an fp8 cache on
 SM 9.x FLASHMLA_SPARSE reserves the worker's workspace while the model is built (rows recorded with
-``RECORD_WORKSPACE=1``, marked ``workspace``). Byte-exact where dryboot answers; refused by name where
-vLLM fails (no sparse MLA backend on SM 8.9, none for index_topk 256 on SM 12.0).
+``RECORD_WORKSPACE=1``, marked ``workspace``). vLLM's SM 9.x sparse backend choice: the tiny stand-ins'
+``--attention-backend`` / ``--kv-cache-dtype`` / ``--dtype`` rows (H100, TP 1, 0.27.1-0.33.0). Byte-exact
+where dryboot answers; refused by name where vLLM fails (no sparse MLA backend on SM 8.9, none for
+index_topk 256 on SM 12.0, a named backend that does not take the model, ``fp8_e4m3`` before 0.30.0).
 """
 
 from __future__ import annotations
@@ -31,19 +33,31 @@ RECORDED = load_recorded("quant-recorded-sparsemla-")
 #: another, which vLLM's parser takes last), which sizes FLASHMLA_SPARSE's prefill workspace
 MAX_MODEL_LEN = 4096
 CASES = case_ids(RECORDED)
+#: the unquantized stand-ins (a float16 model, a 512 MLA head of kv_lora_rank 448)
+UNQUANTIZED = ("tiny-DeepseekV32-BF16", "tiny-DeepseekV32-H512")
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
 
 
 def _weights(row: dict[str, Any], version: str) -> Any:
     """dryboot's report for a recorded row, at the row's recorded ``max_num_seqs`` and its
-    ``--kv-cache-dtype`` / ``--max-model-len`` where the row's flags name one."""
+    ``--kv-cache-dtype`` / ``--max-model-len`` / ``--attention-backend`` / ``--dtype`` where the
+    row's flags name one."""
     argv = row["argv"]
-    kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
+
+    def flag(name: str, default: Any) -> Any:
+        return argv[argv.index(name) + 1] if name in argv else default
+
     if not row["ok"]:  # a failed row records no scheduler: vLLM's default for these cases, 8,192
         row = {**row, "max_num_batched_tokens": 8192, "max_num_seqs": 1024}
-    length = int(argv[argv.index("--max-model-len") + 1]) if "--max-model-len" in argv else MAX_MODEL_LEN
     return dryboot_weights(
-        sm.CONFIGS, row, version, max_num_seqs=row.get("max_num_seqs"), kv_cache_dtype=kv, max_model_len=length
+        sm.CONFIGS,
+        row,
+        version,
+        max_num_seqs=row.get("max_num_seqs"),
+        kv_cache_dtype=flag("--kv-cache-dtype", "auto"),
+        max_model_len=int(flag("--max-model-len", MAX_MODEL_LEN)),
+        attention_backend=flag("--attention-backend", None),
+        dtype=flag("--dtype", "auto"),
     )
 
 
@@ -54,11 +68,10 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
         return "no sparse MLA backend below SM 9.0"
     if cap[0] == 12 and row["config"].startswith("tiny"):  # index_topk 256: FLASHINFER_MLA_SPARSE_SM120 takes 2048
         return "requires index_topk=2048; got 256"
-    argv = row["argv"]
-    kv = argv[argv.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in argv else "auto"
-    named = "--attention-backend" in argv
-    if cap[0] == 9 and (named or kv not in ("auto", "bfloat16", "float16", "fp8", "fp8_ds_mla")):
-        return "another backend than FLASH_ATTN_MLA_SPARSE"
+    error = str(row.get("error"))
+    if cap[0] == 9 and not row["ok"] and ("backend" in error or "float32" in error):
+        # a named backend that does not take the model, one unknown to the release, no backend at all
+        return "Selected backend" if "--attention-backend" in row["argv"] else "vLLM refuses it"
     if version == "0.33.0" and cap >= (10, 0):
         return "shared counter"  # 0.33.0's FlashInfer attention buffer (the oracle fails there too)
     return None
@@ -66,8 +79,13 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
-    """Byte-exact where vLLM loads the model; the named refusal where it fails."""
+    """Byte-exact where vLLM loads the model; the named refusal where it fails. An unquantized
+    stand-in (``tiny-DeepseekV32-BF16`` / ``-H512``) is checked as ``initialize_model`` builds it
+    (``built_allocated_bytes``), dryboot's figure for unquantized layers (the post-load step moves
+    each attention layer's two CPU scale scalars to the host: ``_post_load_host_blocks``)."""
     row = RECORDED[version][cid]
+    if row["ok"] and row["config"] in UNQUANTIZED:
+        row = {**row, "allocated_bytes": row["built_allocated_bytes"]}
     assert_weights(_weights(row, version), row, _refusal(row, version))
 
 
@@ -108,12 +126,75 @@ def test_flash_attn_sparse_layers_hold_their_cu_seqlens() -> None:
     assert -(-nbytes("0.31.0", (9, 0)) // 512) * 512 == 33_280
     assert nbytes("0.33.0", (9, 0), kv_cache_dtype="bfloat16") == 4 * 8193
     assert nbytes("0.30.0", (9, 0)) == 0
-    with _pytest.raises(InputError, match="another backend than FLASH_ATTN_MLA_SPARSE"):
+    with _pytest.raises(InputError, match="No valid attention backend found"):
         nbytes("0.28.0", (9, 0), kv_cache_dtype="fp8_e4m3")
     assert nbytes("0.33.0", (12, 0)) == nbytes("0.33.0", (10, 0)) == 0
     assert nbytes("0.31.0", (9, 0), kv_cache_dtype="fp8") == 0  # FLASHMLA_SPARSE's: its workspace
-    with _pytest.raises(InputError, match="--attention-backend FLASHMLA_SPARSE"):
-        nbytes("0.32.0", (9, 0), attention_backend="FLASHMLA_SPARSE")
+    # FLASHINFER_MLA_SPARSE_SM90 (an fp8_e4m3 cache, or named) and a named FLASHMLA_SPARSE hold none
+    assert nbytes("0.33.0", (9, 0), kv_cache_dtype="fp8_e4m3") == 0
+    assert nbytes("0.33.0", (9, 0), attention_backend="FLASHINFER_MLA_SPARSE_SM90") == 0
+    assert nbytes("0.33.0", (9, 0), attention_backend="FLASHMLA_SPARSE") == 0
+    with _pytest.raises(InputError, match="--attention-backend FLASHMLA_SPARSE: its sparse MLA backend choice"):
+        nbytes("0.34.0", (9, 0), attention_backend="FLASHMLA_SPARSE")  # a release not recorded
+
+
+def test_sm90_sparse_backend_choice() -> None:
+    """vLLM's SM 9.x sparse MLA choice (``platforms/cuda.py``; recorded on the tiny stand-in, H100,
+    TP 1: the ``--attention-backend`` / ``fp8_e4m3`` rows): FLASH_ATTN_MLA_SPARSE for a 16-bit
+    cache, FLASHMLA_SPARSE for ``fp8``, FLASHINFER_MLA_SPARSE_SM90 (0.30.0+) for ``fp8_e4m3``, which
+    before 0.30.0 finds none; a named backend where it takes the model, else vLLM's refusal (an
+    SM 10.x backend, a dense MLA one, one the release lacks)."""
+    import pytest as _pytest
+
+    from dryboot.errors import InputError
+    from dryboot.vllm.model_executor.model_loader.weights import Parallel, sm90_sparse_mla_backend
+
+    def pick(version: str, **kw: Any) -> str | None:
+        return sm90_sparse_mla_backend(Parallel(capability=(9, 0), vllm_version=version, **kw), 576, 2)
+
+    assert pick("0.33.0") == pick("0.28.0") == "FLASH_ATTN_MLA_SPARSE"
+    assert pick("0.33.0", kv_cache_dtype="fp8") == "FLASHMLA_SPARSE"
+    assert pick("0.33.0", kv_cache_dtype="fp8_e4m3") == pick("0.30.0", kv_cache_dtype="fp8_e4m3")
+    assert pick("0.30.0", kv_cache_dtype="fp8_e4m3") == "FLASHINFER_MLA_SPARSE_SM90"
+    assert pick("0.28.0", attention_backend="FLASHMLA_SPARSE") == "FLASHMLA_SPARSE"
+    assert sm90_sparse_mla_backend(Parallel(capability=(10, 0)), 576, 2) is None
+    for version, kw, why in (
+        ("0.28.0", {"kv_cache_dtype": "fp8_e4m3"}, "No valid attention backend found"),
+        ("0.28.0", {"attention_backend": "FLASHINFER_MLA_SPARSE_SM90"}, "has no FLASHINFER_MLA_SPARSE_SM90"),
+        ("0.33.0", {"attention_backend": "FLASHINFER_MLA_SPARSE"}, "compute capability not supported"),
+        ("0.33.0", {"attention_backend": "TRITON_MLA"}, "sparse not supported"),
+        ("0.33.0", {"attention_backend": "FLASH_ATTN_MLA_SPARSE", "kv_cache_dtype": "fp8"}, "not fp8"),
+        ("0.34.0", {"kv_cache_dtype": "fp8_e4m3"}, "recorded on vLLM"),
+    ):
+        with _pytest.raises(InputError, match=why):
+            pick(version, **kw)
+    with _pytest.raises(InputError, match="No valid attention backend found"):
+        sm90_sparse_mla_backend(Parallel(capability=(9, 0), vllm_version="0.33.0"), 576, 4)
+    # a 512 head: FLASHINFER_MLA_SPARSE_SM90 first from 0.30.0, which takes kv_lora_rank 512 only
+    # (tiny-DeepseekV32-H512, 448 + 64: FLASH_ATTN_MLA_SPARSE; with fp8 none); a NoPE one not recorded
+    h100 = Parallel(capability=(9, 0), vllm_version="0.33.0")
+    assert sm90_sparse_mla_backend(h100, 512, 2, kv_lora_rank=448) == "FLASH_ATTN_MLA_SPARSE"
+    with _pytest.raises(InputError, match="No valid attention backend found"):
+        sm90_sparse_mla_backend(Parallel(capability=(9, 0), kv_cache_dtype="fp8"), 512, 2, kv_lora_rank=448)
+    with _pytest.raises(InputError, match="512 NoPE MLA head"):
+        sm90_sparse_mla_backend(h100, 512, 2, kv_lora_rank=512)
+
+
+def test_named_backends_recorded() -> None:
+    """The named-backend rows vLLM loaded (tiny stand-in, H100, TP 1, 8,192 batched tokens): on 0.33.0
+    FLASHINFER_MLA_SPARSE_SM90 (named, or for ``fp8_e4m3``) holds the default's figure less the four
+    layers' ``cu_seqlens_q`` (4 x 33,280 bytes); a named FLASHMLA_SPARSE with a bfloat16 cache
+    reserves ``q_concat`` in the worker's workspace, ``[8192, 16, 576]`` bf16 on 0.28.0 and
+    ``[8192, 64, 576]`` (heads padded to 64) on 0.33.0."""
+    tiny = "tiny-DeepseekV32-FP8 H100 --tensor-parallel-size 1"
+    v33, v28 = RECORDED["0.33.0"], RECORDED["0.28.0"]
+    default = v33[f"{tiny} --attention-backend FLASH_ATTN_MLA_SPARSE"]["allocated_bytes"]
+    for flags in ("--attention-backend FLASHINFER_MLA_SPARSE_SM90", "--kv-cache-dtype fp8_e4m3"):
+        assert v33[f"{tiny} {flags}"]["allocated_bytes"] == default - 4 * 33_280
+    sm90 = v33[f"{tiny} --attention-backend FLASHINFER_MLA_SPARSE_SM90"]["allocated_bytes"]
+    assert v33[f"{tiny} --attention-backend FLASHMLA_SPARSE"]["allocated_bytes"] - sm90 == 2 * 8192 * 64 * 576
+    base28 = v28[f"{tiny} --attention-backend FLASH_ATTN_MLA_SPARSE"]["allocated_bytes"]
+    assert v28[f"{tiny} --attention-backend FLASHMLA_SPARSE"]["allocated_bytes"] - base28 == 2 * 8192 * 16 * 576
 
 
 def test_index_cache_opens_fewer_groups() -> None:
@@ -178,6 +259,9 @@ def test_flashmla_sparse_reserves_the_worker_workspace() -> None:
     assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.30.0") == 174_587_904
     assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.28.0") == 174_587_904
     assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.31.0") == 1_449_656_320
+    # a named FLASHMLA_SPARSE with a bfloat16 cache: q_concat alone, its heads padded to 64 from 0.29.0
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.28.0", quantized=False) == 150_994_944
+    assert flashmla_sparse_workspace_bytes(8192, 4096, 16, 512, 64, "0.29.0", quantized=False) == 603_979_776
     long_ctx = 163_840 * 2
     assert (
         flashmla_sparse_workspace_bytes(8192, long_ctx, 16, 512, 64, "0.33.0")
@@ -189,6 +273,8 @@ def test_flashmla_sparse_reserves_the_worker_workspace() -> None:
     assert not flashmla_sparse_serves(h100, 512, 2)  # FLASHINFER_MLA_SPARSE_SM90 first
     assert not flashmla_sparse_serves(Parallel(capability=(9, 0), kv_cache_dtype="fp8_e4m3"), 576, 2)
     assert not flashmla_sparse_serves(Parallel(capability=(10, 0), kv_cache_dtype="fp8"), 576, 2)
+    assert flashmla_sparse_serves(Parallel(capability=(9, 0), attention_backend="FLASHMLA_SPARSE"), 576, 2)
+    assert not flashmla_sparse_serves(Parallel(capability=(9, 0)), 576, 2)  # FLASH_ATTN_MLA_SPARSE's
 
 
 def test_sm120_takes_index_topk_2048_only() -> None:

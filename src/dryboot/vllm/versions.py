@@ -312,10 +312,6 @@ class VersionRules:
     :param flashmla_sparse_long_context_factor: the sparse MLA prefill workspace factor falls from 5
         to 2 past 262,144 tokens (0.32+: ``sparse_mla_prefill_workspace_factor``, resolved in
         ``VllmConfig.__post_init__``).
-    :param sparse_mla_fp8_e4m3_sm90_weights: what ``FLASHINFER_MLA_SPARSE_SM90`` allocates with the
-        model for a ModelOpt checkpoint's ``fp8_e4m3`` KV cache of a sparse MLA model on SM 9.x
-        (:attr:`sparse_mla_fp8_e4m3_sm90`) is recorded: nothing (0.30.0: DeepSeek-V3.2-NVFP4 on H200,
-        ``quant_cases_nvfp4smla.py``); ``False``: not recorded (0.31+), or no backend serves it.
     :param kda_full_rank_gate: KDA layers with Kimi-K3's full-rank gate
         (``linear_attn_config.use_full_rank_gate``) are ``KimiK3DeltaAttention``
         (``models/kimi_k3/nvidia/kda.py``), planned (Kimi-K3's tiny config recorded on every release
@@ -410,7 +406,6 @@ class VersionRules:
     flash_attn_mla_sparse_cu_seqlens: bool = False
     flashmla_sparse_prefill_buffers: bool = False
     flashmla_sparse_long_context_factor: bool = False
-    sparse_mla_fp8_e4m3_sm90_weights: bool = False
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
@@ -544,7 +539,6 @@ _V030 = replace(
     ),
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
-    sparse_mla_fp8_e4m3_sm90_weights=True,
     sparse_mla_index_groups=True,
     sparse_mla_index_group_request_ids=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
@@ -565,7 +559,6 @@ _V031 = replace(
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     sparse_mla_pool_row_aligned=True,
-    sparse_mla_fp8_e4m3_sm90_weights=False,
     sparse_mla_index_group_request_ids=False,
     flash_attn_mla_sparse_cu_seqlens=True,
     flashmla_sparse_prefill_buffers=True,

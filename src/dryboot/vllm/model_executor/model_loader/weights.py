@@ -98,7 +98,7 @@ from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Ma
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.common import MAX_LAYERS
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
-from dryboot.vllm.versions import known_model_types, rules_for
+from dryboot.vllm.versions import known_model_types, rules_for, version_key
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -1681,12 +1681,13 @@ def _walk(
             mla_head = _int(config, "kv_lora_rank") + _int(config, "qk_rope_head_dim")
             fp8_kv = modelopt_fp8_kv_cache(config, hf_quant)
             cu_seqlens = flash_attn_mla_sparse_cu_seqlens_bytes(
-                max_num_batched_tokens, par, mla_head, ab, fp8_kv, str(arch)
+                max_num_batched_tokens, par, mla_head, ab, fp8_kv, str(arch), _int(config, "kv_lora_rank")
             )
             for _ in range(n_attention if cu_seqlens else 0):
                 w.own("sparse MLA cu_seqlens", cu_seqlens, buffer=True)
             if n_attention and flashmla_sparse_serves(par, mla_head, ab, fp8_kv):
-                if max_model_len is None:
+                quantized = par.kv_cache_dtype in FLASHMLA_SPARSE_KV_DTYPES
+                if max_model_len is None and quantized:
                     raise InputError(
                         "--max-model-len",
                         None,
@@ -1697,16 +1698,17 @@ def _walk(
                     raise InputError(
                         "--dtype",
                         None,
-                        f"{arch} in float16 with an fp8 KV cache on SM 9.x: FLASHMLA_SPARSE serves bfloat16 only "
-                        "(vLLM's selector then finds another backend, not modelled)",
+                        f"{arch} in float16 under FLASHMLA_SPARSE on SM 9.x: vLLM refuses it (FLASHMLA_SPARSE "
+                        "serves bfloat16 only; no other backend takes an fp8 cache: No valid attention backend found)",
                     )
                 workspace = flashmla_sparse_workspace_bytes(
                     max_num_batched_tokens,
-                    max_model_len,
+                    max_model_len or 0,
                     _int(config, "num_attention_heads") // par.tp,
                     _int(config, "kv_lora_rank"),
                     _int(config, "qk_rope_head_dim"),
                     par.vllm_version,
+                    quantized=quantized,
                 )
                 w.own("FLASHMLA_SPARSE workspace", workspace, buffer=True)
             if groups and rules_for(par.vllm_version).sparse_mla_index_groups:
@@ -2829,10 +2831,10 @@ def _nemotron_mlp(
 
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
-#: 0.31.0+ not recorded, refused by name),
+#: 0.32.0+ not recorded, refused by name: 0.32.0's NVFP4 layers on SM 9.0 go through Humming),
 #: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
 #: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
-MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,)}
+MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,)}
 
 
 def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
@@ -2844,7 +2846,9 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
     no sparse MLA backend of vLLM 0.27.1-0.29.0 serves ``fp8_e4m3`` (the selector: "No valid
     attention backend found"; FLASHMLA_SPARSE and FLASH_ATTN_MLA_SPARSE refuse the dtype); 0.30.0+
     serve it through ``FLASHINFER_MLA_SPARSE_SM90``, which allocates nothing with the model
-    (recorded on 0.30.0; its cache layout ``plan`` refuses by name).
+    (:func:`sm90_sparse_mla_backend`; recorded on 0.30.0 and 0.31.0, where a bfloat16 cache's
+    FLASH_ATTN_MLA_SPARSE layers hold their ``cu_seqlens_q``; its cache layout ``plan`` refuses by
+    name).
 
     :raises InputError: that ``fp8_e4m3`` cache on SM 9.x before 0.30.0 (vLLM refuses it), another
         named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
@@ -2927,6 +2931,127 @@ def q_lora_mla_sizes(h: int, heads_r: int, nope: int, rope: int, v: int, q_lora:
 #: the KV cache dtypes ``FLASH_ATTN_MLA_SPARSE`` serves (``supported_kv_cache_dtypes``; ``auto``: the
 #: model's 16-bit dtype)
 FLASH_ATTN_MLA_SPARSE_KV_DTYPES = ("auto", "float16", "bfloat16")
+#: the first release with ``FLASHINFER_MLA_SPARSE_SM90`` (``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``;
+#: before it the name is unknown to ``--attention-backend``)
+FLASHINFER_MLA_SPARSE_SM90_RELEASE = "0.30.0"
+#: the KV cache dtypes ``FLASHINFER_MLA_SPARSE_SM90`` serves (``supported_kv_cache_dtypes``)
+FLASHINFER_MLA_SPARSE_SM90_KV_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3")
+#: the sparse MLA backends vLLM can serve on SM 9.x (``supports_compute_capability``)
+SM90_SPARSE_MLA_BACKENDS = ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM90")
+#: the releases whose SM 9.x sparse MLA choice beyond ``FLASH_ATTN_MLA_SPARSE`` and an ``fp8`` cache's
+#: ``FLASHMLA_SPARSE`` is recorded (a named ``--attention-backend``, an ``fp8_e4m3`` cache:
+#: ``quant-recorded-sparsemla-<version>.json``, the tiny stand-in's named-backend rows); other
+#: releases refuse those by name
+SM90_SPARSE_MLA_CHOICE_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+
+
+def _sm90_sparse_kv_dtype(par: Parallel, fp8_kv: bool) -> str:
+    """The KV cache dtype vLLM's selector sees: ``--kv-cache-dtype``, or under ``auto`` a ModelOpt
+    checkpoint's own ``fp8_e4m3`` (``fp8_kv``)."""
+    return "fp8_e4m3" if fp8_kv and par.kv_cache_dtype == "auto" else par.kv_cache_dtype
+
+
+def _sm90_sparse_mla_rejects(
+    backend: str, par: Parallel, head_size: int, dtype_bytes: int, kv: str, kv_lora_rank: int = 512
+) -> str | None:
+    """Why ``backend`` does not serve a sparse MLA model on SM 9.x (``None``: it does), after its
+    ``supported_dtypes`` / ``supported_kv_cache_dtypes`` / ``get_supported_head_sizes`` and
+    ``supports_combination`` (``FLASHINFER_MLA_SPARSE_SM90``: ``kv_lora_rank`` 512 and a rope of 0 or
+    64, i.e. a 512 or 576 head; a NoPE 512 head, ``kv_lora_rank`` 512, is refused before this)."""
+    if backend == "FLASH_ATTN_MLA_SPARSE":
+        if kv not in FLASH_ATTN_MLA_SPARSE_KV_DTYPES:
+            return f"FLASH_ATTN_MLA_SPARSE takes a float16 / bfloat16 KV cache, not {kv}"
+        return None if dtype_bytes == 2 else "FLASH_ATTN_MLA_SPARSE takes a float16 / bfloat16 model"
+    if backend == "FLASHMLA_SPARSE":
+        if kv not in ("auto", "bfloat16", *FLASHMLA_SPARSE_KV_DTYPES):
+            return f"FLASHMLA_SPARSE takes a bfloat16 or fp8_ds_mla KV cache, not {kv}"
+        if head_size != 576:
+            return f"FLASHMLA_SPARSE takes a 576 MLA head, not {head_size}"
+        return None if dtype_bytes == 2 else "FLASHMLA_SPARSE takes a bfloat16 model"
+    if version_key(par.vllm_version) < version_key(FLASHINFER_MLA_SPARSE_SM90_RELEASE):
+        return f"vLLM {par.vllm_version} has no FLASHINFER_MLA_SPARSE_SM90"
+    if kv not in FLASHINFER_MLA_SPARSE_SM90_KV_DTYPES:
+        return f"FLASHINFER_MLA_SPARSE_SM90 takes a bfloat16 or fp8 KV cache, not {kv}"
+    if kv_lora_rank != 512 or head_size not in (512, 576):
+        return f"FLASHINFER_MLA_SPARSE_SM90 requires kv_lora_rank=512 (not {kv_lora_rank}, head {head_size})"
+    return None if dtype_bytes == 2 else "FLASHINFER_MLA_SPARSE_SM90 takes a bfloat16 model"
+
+
+def sm90_sparse_mla_backend(
+    par: Parallel,
+    head_size: int,
+    dtype_bytes: int,
+    fp8_kv: bool = False,
+    arch: str = "the model",
+    kv_lora_rank: int = 512,
+) -> str | None:
+    """The sparse MLA backend vLLM serves a sparse MLA model with on SM 9.x (``None`` off SM 9.x):
+    a named ``--attention-backend`` where it takes the model (``Selected backend ... is not valid``
+    otherwise, an unknown name before it exists), else the first of ``platforms/cuda.py``'s SM 9.x
+    sparse priorities that does (:func:`_sm90_sparse_mla_rejects`): ``FLASH_ATTN_MLA_SPARSE``,
+    ``FLASHMLA_SPARSE``, and from 0.30.0 ``FLASHINFER_MLA_SPARSE_SM90`` (first for a 512 head: it
+    takes a NoPE one, ``kv_lora_rank`` 512, refused as not recorded; another 512 head falls through to
+    ``FLASH_ATTN_MLA_SPARSE``, recorded with ``kv_lora_rank`` 448). ``dtype_bytes``: the model
+    dtype's; ``fp8_kv``: a ModelOpt checkpoint's own fp8 cache (``fp8_e4m3`` under ``auto``). What
+    each allocates with the model: :func:`flash_attn_mla_sparse_cu_seqlens_bytes`,
+    :func:`flashmla_sparse_workspace_bytes`; ``FLASHINFER_MLA_SPARSE_SM90`` nothing (its
+    ``_SM90State`` is the metadata builder's, built with the KV cache).
+
+    :raises InputError: a combination vLLM refuses (named), a NoPE 512 MLA head, a choice beyond the
+        default ``FLASH_ATTN_MLA_SPARSE`` / ``fp8`` ``FLASHMLA_SPARSE`` on a release outside
+        :data:`SM90_SPARSE_MLA_CHOICE_RELEASES` (not recorded)."""
+    if par.capability is None or par.capability[0] != 9:
+        return None
+    kv = _sm90_sparse_kv_dtype(par, fp8_kv)
+    where = f"{arch} on SM 9.x with vLLM {par.vllm_version}"
+    named = par.attention_backend
+    if named is not None and named not in SM90_SPARSE_MLA_BACKENDS:
+        why = "sparse not supported" if "SPARSE" not in named else "compute capability not supported"
+        raise InputError(
+            "--attention-backend",
+            None,
+            f"{where}: vLLM refuses --attention-backend {named} (Selected backend is not valid: {why})",
+        )
+    if head_size == 512 and kv_lora_rank == 512 and named != "FLASH_ATTN_MLA_SPARSE":
+        raise InputError(
+            "--gpu",
+            None,
+            f"{where} and a 512 NoPE MLA head (kv_lora_rank 512, no rope): vLLM serves its sparse MLA layers "
+            "with another backend than FLASH_ATTN_MLA_SPARSE, whose allocations with the model are not modelled",
+        )
+    if named is not None:
+        reason = _sm90_sparse_mla_rejects(named, par, head_size, dtype_bytes, kv, kv_lora_rank)
+        choice = named
+    else:
+        order = SM90_SPARSE_MLA_BACKENDS
+        if head_size == 512:  # platforms/cuda.py: FLASHINFER_MLA_SPARSE_SM90 first for it
+            order = (order[2], *order[:2])
+        rejects = partial(_sm90_sparse_mla_rejects, par=par, head_size=head_size, dtype_bytes=dtype_bytes, kv=kv)
+        choice = next((b for b in order if rejects(b, kv_lora_rank=kv_lora_rank) is None), "")
+        reason = None if choice else "No valid attention backend found"
+    default = choice == "FLASH_ATTN_MLA_SPARSE" or (
+        choice == "FLASHMLA_SPARSE" and named is None and kv in FLASHMLA_SPARSE_KV_DTYPES
+    )
+    if not default and par.vllm_version not in SM90_SPARSE_MLA_CHOICE_RELEASES:
+        flag = "--attention-backend" if named is not None else "--kv-cache-dtype"
+        given = f"--attention-backend {named}" if named is not None else f"--kv-cache-dtype {kv}"
+        raise InputError(
+            flag,
+            None,
+            f"{where} and {given}: its sparse MLA backend choice is recorded on vLLM "
+            f"{', '.join(SM90_SPARSE_MLA_CHOICE_RELEASES)} only (another backend than FLASH_ATTN_MLA_SPARSE, "
+            "whose allocations with the model are not modelled there)",
+        )
+    if reason is not None:
+        flag = "--attention-backend" if named is not None else "--kv-cache-dtype"
+        raise InputError(
+            flag if dtype_bytes == 2 else "--dtype",
+            None,
+            f"{where}: vLLM refuses it ("
+            + (f"Selected backend {named} is not valid: {reason}" if named is not None else reason)
+            + ")",
+        )
+    return choice
 
 
 def flash_attn_mla_sparse_cu_seqlens_bytes(
@@ -2936,77 +3061,47 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
     dtype_bytes: int,
     fp8_kv: bool = False,
     arch: str = "the model",
+    kv_lora_rank: int = 512,
 ) -> int:
     """Bytes of the int32 ``cu_seqlens_q_buffer`` ``[max_num_batched_tokens + 1]`` (an ``arange`` over
     the model's top-k indices buffer's rows) each sparse MLA layer's ``FlashAttnMLASparseImpl``
     allocates in ``__init__`` from vLLM 0.31.0 (``v1/attention/backends/mla/flashattn_mla_sparse.py``;
-    0.30.0 built it per call in ``forward_mqa``; switch ``flash_attn_mla_sparse_cu_seqlens``); 0 before
-    0.31.0, off SM 9.x (the backend's ``supports_compute_capability``) and under ``--attention-backend
-    FLASH_ATTN_MLA_SPARSE`` before 0.31.0. On SM 9.x every release's sparse priorities
-    (``platforms/cuda.py``: ``FLASH_ATTN_MLA_SPARSE``, ``FLASHMLA_SPARSE``, and from 0.30.0
-    ``FLASHINFER_MLA_SPARSE_SM90``, first for a 512 head) take it for a 16-bit model and KV cache
-    (``par.kv_cache_dtype``; under ``auto`` a ModelOpt checkpoint's fp8 cache, ``fp8_kv``, is quantized)
-    and an MLA head (``kv_lora_rank + qk_rope_head_dim``) other than 512. ``dtype_bytes``: the model
-    dtype's.
+    0.30.0 built it per call in ``forward_mqa``); 0 before 0.31.0, off SM 9.x (the backend's
+    ``supports_compute_capability``) and where another backend serves (:func:`sm90_sparse_mla_backend`:
+    ``FLASHMLA_SPARSE``'s workspace is :func:`flashmla_sparse_workspace_bytes`,
+    ``FLASHINFER_MLA_SPARSE_SM90`` allocates nothing with the model). ``dtype_bytes``: the model
+    dtype's; ``fp8_kv``: a ModelOpt checkpoint's own fp8 cache.
 
-    0 too where ``FLASHMLA_SPARSE`` serves an ``fp8`` cache (:func:`flashmla_sparse_serves`: its
-    workspace is :func:`flashmla_sparse_workspace_bytes`).
-
-    :raises InputError: SM 9.x where another sparse backend would serve (another quantized or a
-        32-bit cache or model, a checkpoint's fp8 cache, a 512 head, another named backend): their
-        allocations with the model are not modelled."""
-    if par.capability is None or par.capability[0] != 9:
+    :raises InputError: where :func:`sm90_sparse_mla_backend` refuses."""
+    if sm90_sparse_mla_backend(par, head_size, dtype_bytes, fp8_kv, arch, kv_lora_rank) != "FLASH_ATTN_MLA_SPARSE":
         return 0
     rules = rules_for(par.vllm_version)
-    if par.attention_backend is not None and par.attention_backend != "FLASH_ATTN_MLA_SPARSE":
-        flag, why = "--attention-backend", f"--attention-backend {par.attention_backend}"
-    elif flashmla_sparse_serves(par, head_size, dtype_bytes, fp8_kv):
+    if not rules.flash_attn_mla_sparse_cu_seqlens:
         return 0
-    elif par.attention_backend is None and fp8_kv and par.kv_cache_dtype == "auto":
-        if rules.sparse_mla_fp8_e4m3_sm90_weights:
-            # the checkpoint's fp8_e4m3 cache, which FLASH_ATTN_MLA_SPARSE and FLASHMLA_SPARSE refuse:
-            # FLASHINFER_MLA_SPARSE_SM90 serves it, allocating nothing with the model (recorded:
-            # quant_cases_nvfp4smla.py, DeepSeek-V3.2-NVFP4 on H200 without the workspace manager)
-            return 0
-        flag, why = "--kv-cache-dtype", "the checkpoint's fp8 KV cache"
-    elif par.kv_cache_dtype not in FLASH_ATTN_MLA_SPARSE_KV_DTYPES:
-        flag, why = "--kv-cache-dtype", f"--kv-cache-dtype {par.kv_cache_dtype}"
-    elif dtype_bytes != 2:
-        flag, why = "--dtype", f"a {8 * dtype_bytes}-bit model dtype"
-    elif head_size == 512 and par.attention_backend is None:
-        flag, why = "--gpu", "a 512 MLA head"
-    elif not rules.flash_attn_mla_sparse_cu_seqlens:
-        return 0
-    else:
-        return 4 * (max_num_batched_tokens + 1)
-    raise InputError(
-        flag,
-        None,
-        f"{arch} on SM 9.x with vLLM {par.vllm_version} and {why}: vLLM serves its sparse MLA layers "
-        "with another backend than FLASH_ATTN_MLA_SPARSE, whose allocations with the model (FLASHMLA_SPARSE: "
-        "the worker's workspace) are not modelled",
-    )
+    return 4 * (max_num_batched_tokens + 1)
 
 
 #: the ``--kv-cache-dtype`` values ``FLASHMLA_SPARSE`` takes as its ``fp8_ds_mla`` cache (``fp8``: its alias)
 FLASHMLA_SPARSE_KV_DTYPES = ("fp8", "fp8_ds_mla")
+#: the first release whose ``FlashMLASparseImpl`` pads a 16-bit cache's ``q_concat`` heads up to the
+#: prefill kernel's 64 (SM 9.x)
+FLASHMLA_SPARSE_PADDED_QUERY_RELEASE = "0.29.0"
 
 
 def flashmla_sparse_serves(par: Parallel, head_size: int, dtype_bytes: int, fp8_kv: bool = False) -> bool:
-    """Whether vLLM's attention selector picks ``FLASHMLA_SPARSE`` for a sparse MLA model on SM 9.x
-    (``platforms/cuda.py``: after ``FLASH_ATTN_MLA_SPARSE``, which takes no quantized cache) and
-    dryboot models its workspace (:func:`flashmla_sparse_workspace_bytes`): no named backend, an
-    ``fp8`` / ``fp8_ds_mla`` cache given by ``--kv-cache-dtype`` (not a checkpoint's ``fp8_kv``), a
-    16-bit model dtype (``dtype_bytes``) and an MLA head (``head_size``) other than 512 (from 0.30.0
-    ``FLASHINFER_MLA_SPARSE_SM90`` comes first for it)."""
-    return (
-        par.capability is not None
-        and par.capability[0] == 9
-        and par.attention_backend is None
-        and par.kv_cache_dtype in FLASHMLA_SPARSE_KV_DTYPES
-        and dtype_bytes == 2
-        and head_size != 512
-    )
+    """Whether vLLM serves a sparse MLA model on SM 9.x with ``FLASHMLA_SPARSE`` and dryboot models
+    its workspace (:func:`flashmla_sparse_workspace_bytes`): an ``fp8`` / ``fp8_ds_mla`` cache given
+    by ``--kv-cache-dtype`` (not a checkpoint's ``fp8_kv``) with no other backend named, or
+    ``--attention-backend FLASHMLA_SPARSE`` with a bfloat16 cache; a 16-bit model dtype
+    (``dtype_bytes``) and a 576 MLA head (``head_size``: its ``get_supported_head_sizes``; 0.33.0's
+    NoPE 512 is refused before this). Never raises (the walk's refusals:
+    :func:`sm90_sparse_mla_backend`)."""
+    if par.capability is None or par.capability[0] != 9 or dtype_bytes != 2 or head_size != 576:
+        return False
+    kv = _sm90_sparse_kv_dtype(par, fp8_kv)
+    if par.attention_backend == "FLASHMLA_SPARSE":
+        return kv in ("auto", "bfloat16", *FLASHMLA_SPARSE_KV_DTYPES)
+    return par.attention_backend is None and kv in FLASHMLA_SPARSE_KV_DTYPES
 
 
 def flashmla_sparse_workspace_bytes(
@@ -3016,23 +3111,28 @@ def flashmla_sparse_workspace_bytes(
     kv_lora_rank: int,
     qk_rope_head_dim: int,
     vllm_version: str,
+    quantized: bool = True,
 ) -> int:
     """Bytes of the worker's workspace (``v1/worker/workspace.py``: one uint8 buffer, grown to the
     largest request, each part rounded up to 256 bytes) after the sparse MLA layers'
-    ``FlashMLASparseImpl.__init__`` reserve theirs with an ``fp8_ds_mla`` cache (every layer asks
-    the same, so the workspace holds one request). The bf16 parts, ``T`` = ``max_num_batched_tokens``,
-    ``H`` = ``heads`` (one rank's), ``D`` = ``kv_lora_rank + qk_rope_head_dim``, ``L`` = ``kv_lora_rank``:
-    ``q_concat`` ``[T, H, D]`` and the prefill workspace ``[factor x max_model_len, D]`` (factor 5;
-    from 0.32.0 2 past 262,144 tokens); from 0.31.0 also ``[T, H64, D]``, ``[T, H64, L]`` and
-    ``[T, H, L]`` (``H64``: ``H`` rounded up to 64, the Hopper prefill padding; switches
-    ``flashmla_sparse_long_context_factor`` and ``flashmla_sparse_prefill_buffers``). Without prefill or
-    decode context parallelism (not modelled)."""
+    ``FlashMLASparseImpl.__init__`` reserve theirs (every layer asks the same, so the workspace holds
+    one request). The bf16 parts, ``T`` = ``max_num_batched_tokens``, ``H`` = ``heads`` (one rank's),
+    ``D`` = ``kv_lora_rank + qk_rope_head_dim``, ``L`` = ``kv_lora_rank``, ``H64``: ``H`` rounded up
+    to 64, the Hopper prefill padding. With an ``fp8_ds_mla`` cache (``quantized``): ``q_concat``
+    ``[T, H, D]`` and the prefill workspace ``[factor x max_model_len, D]`` (factor 5; from 0.32.0 2
+    past 262,144 tokens: switch ``flashmla_sparse_long_context_factor``); from 0.31.0 also ``[T, H64, D]``,
+    ``[T, H64, L]`` and ``[T, H, L]`` (``flashmla_sparse_prefill_buffers``). With a
+    bfloat16 cache (``--attention-backend FLASHMLA_SPARSE``): ``q_concat`` alone, ``[T, H, D]``, from
+    0.29.0 ``[T, H64, D]``. Without prefill or decode context parallelism (not modelled)."""
     d = kv_lora_rank + qk_rope_head_dim
+    h64 = -(-heads // 64) * 64
+    if not quantized:
+        padded = version_key(vllm_version) >= version_key(FLASHMLA_SPARSE_PADDED_QUERY_RELEASE)
+        return -(-2 * max_num_batched_tokens * (h64 if padded else heads) * d // 256) * 256
     rules = rules_for(vllm_version)
     factor = 2 if rules.flashmla_sparse_long_context_factor and max_model_len > 256 * 1024 else 5
     shapes = [(max_num_batched_tokens, heads, d), (factor * max_model_len, d)]
     if rules.flashmla_sparse_prefill_buffers:
-        h64 = -(-heads // 64) * 64
         shapes += [(max_num_batched_tokens, h64, d), (max_num_batched_tokens, h64, kv_lora_rank)]
         shapes += [(max_num_batched_tokens, heads, kv_lora_rank)]
     return sum(-(-2 * math.prod(shape) // 256) * 256 for shape in shapes)
