@@ -567,6 +567,12 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     # Kimi-Linear with every layer KDA (no MLA layer built) and an nvfp4 cache: its MLA fields still make
     # ModelConfig.use_mla true, which VllmConfig.validate_nvfp4_kv_cache_with_mla refuses (harness case
     # s2326-181 on 0.33.0; dryboot planned it)
+    # Kimi-Linear with every layer full attention (MLA, no KDA layer) and a bfloat16 SSM cache dtype: the
+    # bfloat16 state only sizes the hybrid block (harness case s2325-53 on 0.30.0; dryboot refused it)
+    "kimil-allmla-ssm-bf16": (
+        REL / "kimil-allmla",
+        ["--max-model-len", "1024", "--kv-cache-memory-bytes", "1360778217", "--mamba-ssm-cache-dtype", "bfloat16"],
+    ),
     "kimil-allkda-nvfp4": (
         REL / "kimil-allkda",
         ["--max-model-len", "8192", "--kv-cache-memory-bytes", "2410532466", "--kv-cache-dtype", "nvfp4"],
@@ -3252,6 +3258,41 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "kv lcm block sizes 1024",
         ),
     ),
+    # Kimi-Linear of MLA layers only with a bfloat16 SSM cache dtype: planned on every release
+    ("0.27.1", "kimil-allmla-ssm-bf16"): _ok(
+        512,
+        1038,
+        531456,
+        1024,
+        log=(
+            "Setting attention block size to 512 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 16.79% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 531,456 tokens",
+            "Maximum concurrency for 1,024 tokens per request: 519.00x",
+        ),
+    ),
+    **{
+        (v, "kimil-allmla-ssm-bf16"): _ok(
+            block,
+            nb,
+            531456,
+            1024,
+            log=(
+                "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+                f"Setting attention block size to {block} tokens to ensure that attention page size is >= mamba page size.",
+                f"Padding mamba page size by {pad} to ensure that mamba page size and attention page size are exactly equal.",
+                "GPU KV cache size: 531,456 tokens, Maximum concurrency for 1,024 tokens per request: 519.00x",
+            ),
+        )
+        for v, block, nb, pad in (
+            ("0.28.0", 512, 1038, "16.79%"),
+            ("0.29.0", 512, 1038, "16.79%"),
+            ("0.30.0", 256, 2076, "9.59%"),
+            ("0.31.0", 256, 2076, "9.59%"),
+            ("0.32.0", 256, 2076, "9.59%"),
+            ("0.33.0", 256, 2076, "9.59%"),
+        )
+    },
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).

@@ -165,6 +165,9 @@ def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry,
         )
     if kda.full_rank_gate:
         return "float32" if ssm_flag == "auto" else ssm_flag
+    if ssm_flag == "bfloat16" and LayerKind.KDA not in model.kinds:
+        # no KDA layer is built (every layer full attention): the bfloat16 state only sizes the hybrid block
+        return ssm_flag
     if ssm_flag == "bfloat16":
         raise InputError(
             "--mamba-ssm-cache-dtype",
