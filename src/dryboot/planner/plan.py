@@ -795,7 +795,13 @@ def _pipeline_stages(
             log.extend(line for line in stage_log if line not in log)
         pairs.extend(stage_layers.pairs())
         stages.append(frozenset(stage_layers.order))
-        stage_backends.append({s.backend for s in stage_layers.specs if isinstance(s, AttentionSpec)})
+        # a worker without any layer falls back to the default attention backend's declaration
+        # (get_current_attn_backends); one of mamba layers only declares nothing
+        stage_backends.append(
+            {s.backend for s in stage_layers.specs if isinstance(s, AttentionSpec)}
+            if stage_layers.order
+            else {cfg.backend.name}
+        )
     assert first is not None
     check_stage_layouts(stage_backends, args.device.capability, cfg.rules)
     return first[0], first[1], LayerSet.from_pairs(pairs), stages

@@ -64,6 +64,7 @@ from dryboot.vllm.versions import (
     known_model_types,
     rules_for,
     unverified_reason,
+    version_key,
 )
 
 
@@ -239,11 +240,60 @@ def backend_for(
         gpu.capability[0] == 10 and args.flashinfer_cubin,
     )
     check_triton_fp8(backend, kv_cache_dtype, args, flag)
+    _refuse_fa4_hd256(backend, model, kv_cache_dtype, args, rules, flag, mm_prefix)
     if backend.name == "FLEX_ATTENTION" and model.attn.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
     family_of(model).verify_backend(model, backend.name, flag)
     return backend
+
+
+#: the first release whose FlashAttention serves a head of 256 on SM 10.x / 11.x with FA4's dedicated kernel
+#: (``v1/attention/backends/fa_utils.py`` ``uses_fa4_hd256_kernel``, ``FA4_HD256_PAGE_SIZE`` 128)
+FA4_HD256_RELEASE = "0.29.0"
+
+
+def _refuse_fa4_hd256(
+    backend: AttentionBackend,
+    model: ModelGeometry,
+    kv_cache_dtype: str,
+    args: EngineArgs,
+    rules: VersionRules,
+    flag: str,
+    mm_prefix: bool,
+) -> None:
+    """From 0.29.0 FlashAttention on SM 10.x / 11.x runs a model whose heads are all 256 wide on FA4's
+    head-256 kernel, which prefers and takes 128-token kernel pages ("Setting kv cache block size to 128
+    for FLASH_ATTN backend.", ``FlashAttentionBackend.get_preferred_block_size``), unless one of
+    ``_fa4_hd256_fallback_reason``'s cases applies (sinks, soft capping, a quantized cache, a
+    ``--block-size`` not a multiple of 128, a multimodal-prefix LM, decode context parallelism; R-SWA not
+    checked here). Not modelled: refused by name (recorded: ``data/pipeline/layouts/``, a Qwen3.5
+    stand-in on a B200, where vLLM takes 384-token blocks and the old answer 288).
+
+    :raises InputError: that kernel serves the model."""
+    heads = {model.attention(k).head_dim for k in model.kinds if k.is_attention}
+    fallback = (
+        model.attn.attention_sinks
+        or model.attn.logits_soft_cap
+        or is_quantized_kv_cache(kv_cache_dtype)
+        or (args.block_size is not None and args.block_size % 128 != 0)
+        or mm_prefix
+        or args.decode_context_parallel_size > 1
+    )
+    if (
+        backend.name == "FLASH_ATTN"
+        and args.device.capability[0] in (10, 11)
+        and heads == {256}
+        and not fallback
+        and version_key(rules.version) >= version_key(FA4_HD256_RELEASE)
+    ):
+        raise InputError(
+            flag,
+            backend.name,
+            f"{model.source}: vLLM {rules.version}'s FlashAttention serves a head of 256 on SM "
+            f"{args.device.capability[0]}.x with FA4's head-256 kernel (128-token kernel pages, "
+            "fa_utils.uses_fa4_hd256_kernel), which dryboot does not model",
+        )
 
 
 #: the CUDA backends whose ``supports_attn_type`` accepts ``ENCODER_DECODER`` (0.27.1-0.33.0)
@@ -1361,11 +1411,14 @@ def _drafter_caches(
 
 def _check_nvfp4_mla(model: ModelGeometry, kv_dtype: str) -> None:
     """``VllmConfig.validate_nvfp4_kv_cache_with_mla`` (every release 0.27.1-0.33.0): the plain nvfp4
-    caches on a model whose config makes ``ModelConfig.use_mla`` true (its MLA fields), MLA layers
-    built or not (a Kimi-Linear config of KDA layers only).
+    caches on a model whose config makes ``ModelConfig.use_mla`` true (its MLA fields) while it builds no
+    MLA layer (a Kimi-Linear config of KDA layers only; ``kimi_linear`` is in every release's
+    ``is_deepseek_mla`` list). A model with MLA layers is refused by the backend selection (no MLA backend
+    takes nvfp4), first where its model_type is not in that list (SarvamMLA on 0.28.0, recorded).
 
     :raises InputError: vLLM's ValueError."""
-    if kv_dtype.startswith("nvfp4") and not kv_dtype.endswith("_ds_mla") and (model.use_mla or model.attn.mla_config):
+    mla_fields_only = model.attn.mla_config and not model.use_mla
+    if kv_dtype.startswith("nvfp4") and not kv_dtype.endswith("_ds_mla") and mla_fields_only:
         raise InputError(
             "--kv-cache-dtype",
             kv_dtype,
