@@ -18,20 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
 import pp_layout_cases as C
+from record_frontier import KEPT
 
 RUN_AS = H.REPO / "tests" / "data" / "gpus" / "run_oracle_as.py"
-KEEP = (
-    "ok",
-    "stage",
-    "error",
-    "block_size",
-    "groups",
-    "num_blocks",
-    "tokens",
-    "concurrency",
-    "max_model_len",
-    "kv_log",
-)
 
 
 def main() -> int:
@@ -49,7 +38,7 @@ def main() -> int:
         runner = H.OracleRunner(python, jobs=1, oracle_argv=[str(RUN_AS), gpu] if gpu else None)
         res = runner.run(inputs)
         for cid, r in res.items():
-            out[cid] = {k: r.get(k) for k in KEEP}
+            out[cid] = {k: r.get(k) for k in KEPT}
             print(f"{cid:24} {'served' if r.get('ok') else str(r.get('error'))[:100]}")
     cases = {cid: out[cid] for cid in C.CASES}
     doc = {"vllm": version, "config": C.CONFIG.name, "cases": cases}
