@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -725,23 +726,32 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> tuple[int, RowLayo
         if value is not None:
             raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM {version}")
     if args.block_size is None:
-        log.extend(_block_lines(cfg, ratios, block, mla))
+        cap = args.device.capability
+
+        def names_of(r: range) -> list[str]:
+            return block_log_backends(tuple(ratios[i] for i in r), cap, mla)
+
+        log.extend(stage_block_lines(cfg, len(ratios), block, names_of))
     return block, layout, mla
 
 
-def _block_lines(cfg: EngineConfig, ratios: tuple[int, ...], block: int, mla: RowLayout) -> list[str]:
-    """The block-size lines: every pipeline stage's worker logs one over the layers it builds (each
-    line once), the drafter's hidden-state cache (``CACHE_ONLY_ATTN``) registering after the last
-    stage's; 0.31+ names every backend, earlier releases the first registered."""
+def stage_block_lines(
+    cfg: EngineConfig, n_layers: int, block: int, names_of: Callable[[range], list[str]]
+) -> list[str]:
+    """The block-size lines of a model whose family names the backends itself: every pipeline stage's
+    worker logs one over the ``n_layers`` decoder layers it builds (``names_of``: the backends those
+    layers register, in order; each line once), the ``extract_hidden_states`` drafter's cache
+    (``CACHE_ONLY_ATTN``) registering after the last stage's; 0.31+ names every backend, earlier
+    releases the first registered (``update_block_size_for_backend``)."""
     args = cfg.args
     pp = args.pipeline_parallel_size
-    ranges = [range(len(ratios))] if pp <= 1 else pp_stage_ranges(len(ratios), pp, args.pp_layer_partition)
+    ranges = [range(n_layers)] if pp <= 1 else pp_stage_ranges(n_layers, pp, args.pp_layer_partition)
     hidden = cfg.drafter is not None and cfg.drafter.method == "extract_hidden_states"
     out: list[str] = []
     for r in ranges:
-        names = block_log_backends(tuple(ratios[i] for i in r), args.device.capability, mla)
+        names = names_of(r)
         if hidden and cfg.drafter_backend is not None and r is ranges[-1]:
-            names.append(cfg.drafter_backend.name)
+            names = [*names, cfg.drafter_backend.name]
         if cfg.rules.block_size_log_backends:
             line = f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s)."
         else:

@@ -45,7 +45,7 @@ from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec
-from dryboot.vllm.kv_cache_utils.packed import drafter_layers
+from dryboot.vllm.kv_cache_utils.packed import drafter_layers, stage_block_lines
 from dryboot.vllm.kv_cache_utils.repeat_packed import POLICY, PackedLayers, group_specs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import defaults as deepseek_defaults
@@ -491,18 +491,6 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
     groups = group_specs(specs) + tuple((n,) for n, _ in hidden)
     specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
     if args.block_size is None:
-        # every pipeline stage's worker logs the line over the layers it builds (each line once)
-        n = len(caches.sliding)
-        ranges = (
-            [range(n)]
-            if args.pipeline_parallel_size <= 1
-            else pp_stage_ranges(n, args.pipeline_parallel_size, args.pp_layer_partition)
-        )
-        for r in ranges:
-            # the extract_hidden_states cache's CACHE_ONLY_ATTN registers after the target's layers (the last stage)
-            drafter = [cfg.drafter_backend.name] if hidden and cfg.drafter_backend and r is ranges[-1] else []
-            names = "/".join([*block_log_backends(caches.sliding, r), *drafter])
-            line = f"Setting kv cache block size to {block} for {names} backend(s)."
-            if line not in log:
-                log.append(line)
+        lines = stage_block_lines(cfg, len(caches.sliding), block, lambda r: block_log_backends(caches.sliding, r))
+        log.extend(line for line in lines if line not in log)
     return PackedLayers(specs, groups, stages, block, PADDED, cfg.kv_cache_dtype, num_target)
