@@ -3096,12 +3096,15 @@ def flashmla_sparse_serves(par: Parallel, head_size: int, dtype_bytes: int, fp8_
     (``dtype_bytes``) and a 576 MLA head (``head_size``: its ``get_supported_head_sizes``; 0.33.0's
     NoPE 512 is refused before this). Never raises (the walk's refusals:
     :func:`sm90_sparse_mla_backend`)."""
-    if par.capability is None or par.capability[0] != 9 or dtype_bytes != 2 or head_size != 576:
+    if par.capability is None or par.capability[0] != 9:
         return False
     kv = _sm90_sparse_kv_dtype(par, fp8_kv)
-    if par.attention_backend == "FLASHMLA_SPARSE":
-        return kv in ("auto", "bfloat16", *FLASHMLA_SPARSE_KV_DTYPES)
-    return par.attention_backend is None and kv in FLASHMLA_SPARSE_KV_DTYPES
+    if _sm90_sparse_mla_rejects("FLASHMLA_SPARSE", par, head_size, dtype_bytes, kv) is not None:
+        return False
+    if par.attention_backend is not None:
+        return par.attention_backend == "FLASHMLA_SPARSE"
+    # unnamed: FLASH_ATTN_MLA_SPARSE comes first and takes every 16-bit cache (a 576 head: no reordering)
+    return _sm90_sparse_mla_rejects("FLASH_ATTN_MLA_SPARSE", par, head_size, dtype_bytes, kv) is not None
 
 
 def flashmla_sparse_workspace_bytes(
