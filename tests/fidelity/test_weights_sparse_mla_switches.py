@@ -24,6 +24,7 @@ SETS: dict[str, list[tuple[dict[str, dict[str, Any]], Callable[[dict[str, Any], 
     "sparse_mla_index_group_request_ids": [(SM.RECORDED, SM._weights)],
     "flash_attn_mla_sparse_cu_seqlens": [(SM.RECORDED, SM._weights)],
     "flashmla_sparse_prefill_buffers": [(SM.RECORDED, SM._weights)],
+    "flashmla_sparse_padded_query": [(SM.RECORDED, SM._weights)],
 }
 
 

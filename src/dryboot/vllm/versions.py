@@ -309,6 +309,8 @@ class VersionRules:
         ``forward_mqa``.
     :param flashmla_sparse_prefill_buffers: ``FlashMLASparseImpl.__init__`` reserves the prefill
         query / output buffers in the worker's workspace too (0.31+: ``flashmla_sparse.py``).
+    :param flashmla_sparse_padded_query: with a bfloat16 cache ``FlashMLASparseImpl`` pads its
+        ``q_concat`` heads up to the prefill kernel's 64 (0.29+: ``flashmla_sparse.py``, SM 9.x).
     :param flashmla_sparse_long_context_factor: the sparse MLA prefill workspace factor falls from 5
         to 2 past 262,144 tokens (0.32+: ``sparse_mla_prefill_workspace_factor``, resolved in
         ``VllmConfig.__post_init__``).
@@ -405,6 +407,7 @@ class VersionRules:
     sparse_mla_index_group_request_ids: bool = False
     flash_attn_mla_sparse_cu_seqlens: bool = False
     flashmla_sparse_prefill_buffers: bool = False
+    flashmla_sparse_padded_query: bool = False
     flashmla_sparse_long_context_factor: bool = False
     kda_full_rank_gate: bool = False
     kda_prefill_checkpoints: bool = True
@@ -498,6 +501,7 @@ _V029 = replace(
     _V028,
     version="0.29.0",
     v1_runner_refuses=frozenset({"dspark", "mixed_dflash", "dflash2"}),
+    flashmla_sparse_padded_query=True,
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
     unverified_architectures=_REMOVED_IN_029,
     # Kimi-K3's KDA layers' MambaSpec gains the FlashKDA prefill checkpoint block (kimi_k3/nvidia/kda.py

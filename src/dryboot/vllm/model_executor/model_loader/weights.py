@@ -98,7 +98,7 @@ from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Ma
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.common import MAX_LAYERS
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
-from dryboot.vllm.versions import known_model_types, rules_for, version_key
+from dryboot.vllm.versions import known_model_types, rules_for
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -2931,9 +2931,6 @@ def q_lora_mla_sizes(h: int, heads_r: int, nope: int, rope: int, v: int, q_lora:
 #: the KV cache dtypes ``FLASH_ATTN_MLA_SPARSE`` serves (``supported_kv_cache_dtypes``; ``auto``: the
 #: model's 16-bit dtype)
 FLASH_ATTN_MLA_SPARSE_KV_DTYPES = ("auto", "float16", "bfloat16")
-#: the first release with ``FLASHINFER_MLA_SPARSE_SM90`` (``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``;
-#: before it the name is unknown to ``--attention-backend``)
-FLASHINFER_MLA_SPARSE_SM90_RELEASE = "0.30.0"
 #: the KV cache dtypes ``FLASHINFER_MLA_SPARSE_SM90`` serves (``supported_kv_cache_dtypes``)
 FLASHINFER_MLA_SPARSE_SM90_KV_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3")
 #: the sparse MLA backends vLLM can serve on SM 9.x (``supports_compute_capability``)
@@ -2968,7 +2965,7 @@ def _sm90_sparse_mla_rejects(
         if head_size != 576:
             return f"FLASHMLA_SPARSE takes a 576 MLA head, not {head_size}"
         return None if dtype_bytes == 2 else "FLASHMLA_SPARSE takes a bfloat16 model"
-    if version_key(par.vllm_version) < version_key(FLASHINFER_MLA_SPARSE_SM90_RELEASE):
+    if not rules_for(par.vllm_version).sparse_mla_fp8_e4m3_sm90:  # the release that brought the backend
         return f"vLLM {par.vllm_version} has no FLASHINFER_MLA_SPARSE_SM90"
     if kv not in FLASHINFER_MLA_SPARSE_SM90_KV_DTYPES:
         return f"FLASHINFER_MLA_SPARSE_SM90 takes a bfloat16 or fp8 KV cache, not {kv}"
@@ -3083,9 +3080,6 @@ def flash_attn_mla_sparse_cu_seqlens_bytes(
 
 #: the ``--kv-cache-dtype`` values ``FLASHMLA_SPARSE`` takes as its ``fp8_ds_mla`` cache (``fp8``: its alias)
 FLASHMLA_SPARSE_KV_DTYPES = ("fp8", "fp8_ds_mla")
-#: the first release whose ``FlashMLASparseImpl`` pads a 16-bit cache's ``q_concat`` heads up to the
-#: prefill kernel's 64 (SM 9.x)
-FLASHMLA_SPARSE_PADDED_QUERY_RELEASE = "0.29.0"
 
 
 def flashmla_sparse_serves(par: Parallel, head_size: int, dtype_bytes: int, fp8_kv: bool = False) -> bool:
@@ -3124,15 +3118,16 @@ def flashmla_sparse_workspace_bytes(
     to 64, the Hopper prefill padding. With an ``fp8_ds_mla`` cache (``quantized``): ``q_concat``
     ``[T, H, D]`` and the prefill workspace ``[factor x max_model_len, D]`` (factor 5; from 0.32.0 2
     past 262,144 tokens: switch ``flashmla_sparse_long_context_factor``); from 0.31.0 also ``[T, H64, D]``,
-    ``[T, H64, L]`` and ``[T, H, L]`` (``flashmla_sparse_prefill_buffers``). With a
-    bfloat16 cache (``--attention-backend FLASHMLA_SPARSE``): ``q_concat`` alone, ``[T, H, D]``, from
-    0.29.0 ``[T, H64, D]``. Without prefill or decode context parallelism (not modelled)."""
+    ``[T, H64, L]`` and ``[T, H, L]`` (``flashmla_sparse_prefill_buffers``). With a bfloat16 cache
+    (``--attention-backend FLASHMLA_SPARSE``): ``q_concat`` alone, ``[T, H, D]``, from 0.29.0
+    ``[T, H64, D]`` (``flashmla_sparse_padded_query``). Without prefill or decode context parallelism
+    (not modelled)."""
     d = kv_lora_rank + qk_rope_head_dim
     h64 = -(-heads // 64) * 64
-    if not quantized:
-        padded = version_key(vllm_version) >= version_key(FLASHMLA_SPARSE_PADDED_QUERY_RELEASE)
-        return -(-2 * max_num_batched_tokens * (h64 if padded else heads) * d // 256) * 256
     rules = rules_for(vllm_version)
+    if not quantized:
+        padded = rules.flashmla_sparse_padded_query
+        return -(-2 * max_num_batched_tokens * (h64 if padded else heads) * d // 256) * 256
     factor = 2 if rules.flashmla_sparse_long_context_factor and max_model_len > 256 * 1024 else 5
     shapes = [(max_num_batched_tokens, heads, d), (factor * max_model_len, d)]
     if rules.flashmla_sparse_prefill_buffers:
