@@ -67,7 +67,6 @@ among them), decode context parallelism, ``--prefix-match-unit``, a named backen
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -1001,9 +1000,3 @@ def _tail_spec(caches: Glm5NextCaches, ring: int) -> AttentionSpec:
         block_stride_alignment=1,
         spec_name="circular_buffer",
     )
-
-
-def block_alignment(backends: list[AttentionBackend]) -> int:
-    """The lcm of every backend's smallest kernel block (``_align_hybrid_block_size``'s
-    ``backend_block_alignment``), which the hybrid block is rounded up to."""
-    return math.lcm(*(b.smallest_kernel_block for b in backends if b.kernel_blocks))
