@@ -635,11 +635,16 @@ def uses_v2_model_runner(
     sliding and full layers (or a DFlash2 one); never with a speculative method V2 lacks (ngram,
     suffix, ...) or EAGLE3 under pipeline parallelism; else the default-V2 architectures, and
     other models unless hybrid, attention-free or MoE. On 0.30 / 0.31 ``--mamba-cache-mode all``
-    keeps the V1 runner (``rules.v2_runner_lacks_mamba_all``)."""
+    keeps the V1 runner (``rules.v2_runner_lacks_mamba_all``): the mode as the model's config hook leaves it
+    (:func:`effective_mamba_cache_mode`), which runs before vLLM asks which runner."""
     method = args.speculative_method
     v1_methods = rules.v2_runner_v1_methods if rules is not None else None
     if v1_methods is not None:
-        if rules is not None and rules.v2_runner_lacks_mamba_all and args.mamba_cache_mode == "all":
+        if (
+            rules is not None
+            and rules.v2_runner_lacks_mamba_all
+            and effective_mamba_cache_mode(model, args, rules) == "all"
+        ):
             return False
         return method not in v1_methods
     if method == "dflash" and drafter is not None:
@@ -868,6 +873,15 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
     return mode
 
 
+def effective_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules) -> str | None:
+    """``cache_config.mamba_cache_mode`` once ``VllmConfig.try_verify_and_update_config`` has run: a model with
+    mamba state resolved by :func:`resolve_mamba_cache_mode` (``all`` becomes ``none`` without prefix caching,
+    ``align`` for a class without mamba prefix caching), any other model's as given (``None``: not given)."""
+    if not model.has_mamba_state:
+        return args.mamba_cache_mode
+    return resolve_mamba_cache_mode(model, args, rules, [])
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """The planning-relevant part of vLLM's ``VllmConfig``, resolved once from the flags.
@@ -1062,7 +1076,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if v1_refusal is not None:
         # VllmConfig.__post_init__ on the V1 model runner (a V1 speculative method, or 0.30 / 0.31's
         # --mamba-cache-mode all)
-        flag = "--mamba-cache-mode" if args.mamba_cache_mode == "all" else "--speculative-config"
+        flag = (
+            "--mamba-cache-mode" if effective_mamba_cache_mode(model, args, rules) == "all" else "--speculative-config"
+        )
         raise InputError(flag, None, f"{v1_refusal} (vLLM {rules.version}'s V1 model runner)")
     mla_head = drafter is not None and drafter.model.family == "deepseek" and drafter.method == "eagle3"
     if mla_head and drafter is not None and args.pipeline_parallel_size > 1:
