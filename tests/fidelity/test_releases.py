@@ -384,6 +384,22 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             json.dumps({"method": "dflash", "num_speculative_tokens": 8, "model": str(REL / "granite4-drafter")}),
         ],
     ),
+    # the harness's case s2433-182 on 0.33.0: the hidden states scale the attention page, not the ShortConv one
+    "lfm2-ehs": (
+        REL / "lfm2-ehs",
+        [
+            *("--kv-cache-memory-bytes", "4147222680", "--max-num-batched-tokens", "2048", "--kv-cache-dtype", "fp8"),
+            "--enable-prefix-caching",
+            "--speculative-config",
+            json.dumps(
+                {
+                    "method": "extract_hidden_states",
+                    "num_speculative_tokens": 1,
+                    "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [1, 2]}},
+                }
+            ),
+        ],
+    ),
     # the harness's seed-0 cases s0-75 and s0-545 on 0.27.1
     "ehs-block": (
         REL / "gemma3-ehs",
@@ -975,6 +991,33 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # gpt-oss (MoE) stays on the V1 runner in 0.28 (PP batches in flight), V2 from 0.29 (PP + 1)
     ("0.28.0", "pp-async-sw"): _ok(16, 10172, 107244, 8192),
     ("0.30.0", "pp-async-sw"): _ok(16, 10172, 92076, 8192),
+    # LFM2 with a hidden-state cache wider than the common page: 0.27.1-0.29.0 assert as "ehs-wide" does; from
+    # 0.30 the attention page is scaled for it and the ShortConv page is not, so the pages are mixed, which the
+    # default layout cannot express
+    ("0.27.1", "lfm2-ehs"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:207 page_size_bytes: assert self.page_size_padded >= self.unpadded_page_size_bytes",
+    ),
+    ("0.28.0", "lfm2-ehs"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:257 page_size_bytes: assert self.page_size_padded >= self.unpadded_page_size_bytes",
+    ),
+    ("0.29.0", "lfm2-ehs"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:421 page_size_bytes: assert self.page_size_padded >= self.unpadded_page_size_bytes",
+    ),
+    ("0.30.0", "lfm2-ehs"): _refused_with(
+        "KV cache layout LBNHC cannot express this model's mixed page sizes ([6144, 12288])"
+    ),
+    ("0.31.0", "lfm2-ehs"): _refused_with(
+        "KV cache layout LBNHC cannot express this model's mixed page sizes ([6144, 12288])"
+    ),
+    ("0.32.0", "lfm2-ehs"): _refused_with(
+        "KV cache layout LBNHC cannot express this model's mixed page sizes ([6144, 12288])"
+    ),
+    ("0.33.0", "lfm2-ehs"): _refused_with(
+        "KV cache layout LBNHC cannot express this model's mixed page sizes ([6144, 12288])"
+    ),
     # 0.28 asserts (AssertionError) when one token of hidden states outgrows the common page
     ("0.28.0", "ehs-wide"): _refused_as(
         "AssertionError: ",

@@ -38,7 +38,7 @@ from dryboot.vllm.kv_cache_interface import (
     MambaSpec,
     state_bytes,
 )
-from dryboot.vllm.kv_cache_layout import check_stage_layouts
+from dryboot.vllm.kv_cache_layout import check_mixed_page_sizes, check_stage_layouts
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, flat_row_alignment, kv_layout, mamba_state
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
@@ -891,6 +891,15 @@ def _kv_cache_groups(
         except ValueError as exc:  # a hidden-state token larger than the common page
             return layers, [], None, UnifyError(hidden[0][0], str(exc))
         unified = LayerSet.from_pairs([*((n, scaled.get(s, s)) for n, s in unified.pairs()), *aligned])
+        # 0.30+ scales the others' blocks for the hidden states; a page left unpadded then differs
+        check_mixed_page_sizes(
+            (s.page_size_bytes for s in unified.specs),
+            grouping.num_groups,
+            cfg.backends,
+            cfg.args.device.capability,
+            cfg.rules,
+            "--speculative-config",
+        )
     log.extend(grouping.log)
     return unified, decisions, grouping, None
 

@@ -3,7 +3,8 @@ every pipeline stage's worker reports the same list.
 
 Mirrors vLLM 0.29+'s ``v1/kv_cache_layout.py`` (``KVCacheLayout``),
 ``v1/attention/backends/utils.py`` (``get_supported_kv_cache_layouts``, ``resolve_kv_cache_layout``'s
-"Workers disagree on supported KV cache layouts" assertion) and the backends'
+"Workers disagree on supported KV cache layouts" assertion), the planner's check that the resolved
+layout can express pages of mixed sizes (``validate_kv_cache_layout``) and the backends'
 ``supported_kv_cache_layouts``. Before 0.29 no layout is resolved. The families that lay their caches
 out themselves check their own stages (``kv_cache_utils/packed.py`` ``check_stage_layouts``).
 """
@@ -78,3 +79,53 @@ def check_stage_layouts(
             f"the layouts its layers' attention backends declare; vLLM {rules.version}'s "
             "resolve_kv_cache_layout)",
         )
+
+
+def _block_compact(layout: str) -> bool:
+    """``KVCacheLayout.is_block_compact``: the layer and block axes are the two outermost."""
+    return set(layout[:2]) == {"L", "B"}
+
+
+def check_mixed_page_sizes(
+    page_sizes: Iterable[int],
+    num_groups: int,
+    backends: Iterable[str],
+    capability: tuple[int, int],
+    rules: VersionRules,
+    flag: str,
+) -> None:
+    """vLLM 0.29+'s engine core resolves one layout for the worker (``resolve_kv_cache_layout``: the
+    first of :func:`supported_layouts` over ``backends``, only block-compact ones when the specs' pages
+    differ), and its KV cache planner then refuses pages of mixed sizes that the layout cannot express
+    (``validate_kv_cache_layout``: a layout that is not block-compact, or, with more than one KV cache
+    group, one whose layer axis is outermost). ``page_sizes``: every layer's page, bytes.
+
+    :raises InputError: mixed pages on such a release (vLLM's ValueError, ``flag`` names the input that
+        brought them), or a block-outermost layout that would take them (not modelled)."""
+    pages = sorted(set(page_sizes))
+    if len(pages) < 2 or version_key(rules.version) < version_key(FIRST_RELEASE):
+        return
+    reported = supported_layouts(declared_layouts(b, capability) for b in sorted(set(backends)))
+    candidates = [x for x in reported if _block_compact(x)]
+    if not candidates:
+        raise InputError(
+            flag,
+            None,
+            "ValueError: Specs with mixed HNC shapes need a block-compact layout, but none is in every supported "
+            f"set: {[reported]} (vLLM {rules.version}'s resolve_kv_cache_layout)",
+        )
+    layout = candidates[0]
+    if num_groups > 1 and layout[0] == "L":
+        raise InputError(
+            flag,
+            None,
+            f"ValueError: KV cache layout {layout} cannot express this model's mixed page sizes ({pages}); a "
+            "backend should declare block-outermost supported layouts (e.g. BLHNC), or set "
+            f"VLLM_KV_CACHE_LAYOUT=BLHNC. (vLLM {rules.version}'s validate_kv_cache_layout)",
+        )
+    raise InputError(
+        flag,
+        None,
+        f"KV cache layout {layout} packs this model's pages of mixed sizes ({pages}) side by side in each block, "
+        "which dryboot does not model",
+    )
