@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from dryboot.vllm.versions import VersionRules
 
 # CI runs the property tests derandomized (the same examples every run, so a landing never
 # depends on a draw); a developer's run explores new examples each time
@@ -30,6 +36,31 @@ MODELS = REPO / "examples" / "models"
 def models_dir() -> Path:
     """``examples/models``: Hugging Face configs shipped with the repository."""
     return MODELS
+
+
+# --- a VersionRules switch flipped for one test ------------------------------------------------
+@pytest.fixture
+def flip_rules() -> Iterator[Callable[..., VersionRules]]:
+    """Replace fields of a release's :class:`VersionRules` for one test: ``flip_rules("0.30.0",
+    switch=value)`` sets them in ``VERSIONS`` (``version`` must be a table entry) and clears
+    ``rules_for``'s cache, returning the flipped rules; the test's end puts every flipped release
+    back and clears the cache again."""
+    from dryboot.vllm import versions  # at call: the conftest imports no dryboot module
+
+    saved: dict[str, VersionRules] = {}
+
+    def flip(version: str, **fields: Any) -> VersionRules:
+        saved.setdefault(version, versions.VERSIONS[version])
+        flipped = dataclasses.replace(versions.VERSIONS[version], **fields)
+        versions.VERSIONS[version] = flipped
+        versions.rules_for.cache_clear()
+        return flipped
+
+    try:
+        yield flip
+    finally:
+        versions.VERSIONS.update(saved)
+        versions.rules_for.cache_clear()
 
 
 # --- the network marker (issue 28): the default run is hermetic -------------------------------

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel
 from dryboot.vllm.model_executor.models import llama_eagle  # noqa: F401  (registers EAGLE-1's walk)
 from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights
+from dryboot.vllm.versions import VersionRules
 
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "fidelity/data/weights/drafters/recorded.json").read_text())
@@ -413,13 +415,9 @@ def test_plan_budget_counts_medusa_heads() -> None:
     assert r.returncode == 2 and "has no Medusa drafter" in r.stderr, r.stdout
 
 
-def test_deepseek_eagle3_yarn_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deepseek_eagle3_yarn_switch_is_needed(flip_rules: Callable[..., VersionRules]) -> None:
     """vLLM 0.27.1 fails to build an MLA EAGLE-3 head without YaRN (recorded: ``KeyError:
     'factor'``); ``deepseek_eagle3_yarn_only`` refuses it, and flipped off dryboot would size it."""
-    import dataclasses
-
-    from dryboot.vllm import versions
-
     key = next(
         k for k in OTHER_RELEASES if k[0] == "0.27.1" and "eagle3-mla" in k[1] and '"rope_scaling": null' in k[1]
     )
@@ -434,13 +432,8 @@ def test_deepseek_eagle3_yarn_switch_is_needed(monkeypatch: pytest.MonkeyPatch) 
 
     with pytest.raises(InputError, match="KeyError: 'factor'"):
         walk()
-    rules = versions.rules_for("0.27.1")
-    monkeypatch.setitem(versions.VERSIONS, "0.27.1", dataclasses.replace(rules, deepseek_eagle3_yarn_only=False))
-    versions.rules_for.cache_clear()
-    try:
-        assert walk().low.allocated_bytes > 0  # type: ignore[attr-defined]
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules("0.27.1", deepseek_eagle3_yarn_only=False)
+    assert walk().low.allocated_bytes > 0  # type: ignore[attr-defined]
 
 
 def test_mtp_of_a_modelopt_target_reads_its_exclusions() -> None:

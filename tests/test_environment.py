@@ -1,10 +1,14 @@
 """The test run's own environment (issue 38): the git oracles read no user or system config, and
-the differential tests' ``patch`` is GNU patch 2.7.6 or they skip saying which ``patch`` they found."""
+the differential tests' ``patch`` is GNU patch 2.7.6 or they skip saying which ``patch`` they found; the
+Python floor has the tarball extraction filters the tests unpack with."""
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -46,3 +50,39 @@ def test_patch_is_checked_to_be_gnu_patch_2_7_6(monkeypatch: pytest.MonkeyPatch,
     found, _ = _patch_on_path()
     if found is not None:  # this machine's patch is the one dryboot reproduces
         assert GNU_PATCH_VERSION in subprocess.run([found, "--version"], capture_output=True, text=True).stdout
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_python_floor_has_tarfile_extraction_filters() -> None:
+    """``requires-python`` admits no Python without ``tarfile``'s extraction filters (3.11.4+, PEP 706;
+    Debian 12's 3.11.2 lacks them), the README says the same floor, and every tarball the tests unpack
+    goes through one (``filter="data"`` / ``"tar"``)."""
+    floor = re.search(r'requires-python = ">=(\d+)\.(\d+)\.(\d+)"', (REPO / "pyproject.toml").read_text())
+    assert floor is not None and tuple(int(x) for x in floor.groups()) >= (3, 11, 4)
+    assert "Python 3.11.4 or later" in (REPO / "README.md").read_text()
+    assert hasattr(tarfile, "data_filter")
+    unfiltered = [
+        f"{path.relative_to(REPO)}: {line.strip()}"
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        for line in path.read_text().splitlines()
+        if re.search(r"\bt\.extractall\(", line) and "filter=" not in line
+    ]
+    assert not unfiltered, unfiltered
+
+
+@pytest.mark.parametrize("kind", ["data", "tar"])
+def test_a_hostile_tarball_cannot_escape(tmp_path: Path, kind: str) -> None:
+    """A member whose path leaves the destination is refused under either filter the tests use."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        info = tarfile.TarInfo("../escaped")
+        info.size = 1
+        t.addfile(info, io.BytesIO(b"x"))
+    buf.seek(0)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with tarfile.open(fileobj=buf) as t, pytest.raises(tarfile.OutsideDestinationError):
+        t.extractall(dest, filter=kind)
+    assert not (tmp_path / "escaped").exists()

@@ -229,11 +229,29 @@ def test_eagle_drafter_architecture_must_exist_in_vllm() -> None:
     from dryboot.vllm.models.registry import drafter_architecture
 
     # transformers_utils/configs/eagle.py names the drafter Eagle<arch> / Eagle3<arch> / DFlash<arch>
-    assert drafter_architecture("eagle", "LlamaForCausalLM", "d.json") == "EagleLlamaForCausalLM"
-    assert drafter_architecture("eagle3", "Qwen3ForCausalLM", "d.json") == "Eagle3Qwen3ForCausalLM"
-    assert drafter_architecture("dflash", "DFlashDraftModel", "d.json") == "DFlashDraftModel"
+    assert drafter_architecture("eagle", "LlamaForCausalLM", "d.json", "0.28.0") == "EagleLlamaForCausalLM"
+    assert drafter_architecture("eagle3", "Qwen3ForCausalLM", "d.json", "0.28.0") == "Eagle3Qwen3ForCausalLM"
+    assert drafter_architecture("dflash", "DFlashDraftModel", "d.json", "0.28.0") == "DFlashDraftModel"
     with pytest.raises(InputError, match=r"\['EagleDFlashDraftModel'\] are not supported"):
-        drafter_architecture("eagle", "DFlashDraftModel", "d.json")
+        drafter_architecture("eagle", "DFlashDraftModel", "d.json", "0.28.0")
+
+
+@pytest.mark.parametrize(
+    ("version", "release"), [("0.27.1", "0.27.1"), ("0.31.2", "0.31.0"), ("0.33.0", "0.33.0"), ("0.34.1", "0.33.0")]
+)
+def test_drafter_architecture_is_checked_against_the_plans_release(version: str, release: str) -> None:
+    """The refusal names the release planned (its table entry) and reads that release's registry:
+    DFlash2DraftModel came in 0.28.0, DFlash2BeamDraftModel in 0.33.0."""
+    from dryboot.vllm.models.registry import drafter_architecture
+
+    with pytest.raises(InputError, match=rf"\(vLLM {release} builds an? eagle drafter of DFlashDraftModel as"):
+        drafter_architecture("eagle", "DFlashDraftModel", "d.json", version)
+    for arch, first in (("DFlash2DraftModel", "0.28.0"), ("DFlash2BeamDraftModel", "0.33.0")):
+        if release >= first:
+            assert drafter_architecture("dflash", arch, "d.json", version) == arch
+        else:
+            with pytest.raises(InputError, match=rf"\['{arch}'\] are not supported for now \(vLLM {release} "):
+                drafter_architecture("dflash", arch, "d.json", version)
 
 
 def test_granite4_layer_types_and_mixer_width() -> None:

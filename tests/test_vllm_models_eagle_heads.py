@@ -17,7 +17,7 @@ HEAD = {"architectures": ["LlamaForCausalLM"], "hidden_size": 5120, "num_attenti
 
 def test_a_phi3_head_is_read() -> None:
     assert eagle_head_refusal("phi3", {**HEAD, "model_type": "phi3"}) is None
-    out = eagle_head_overrides({**HEAD, "model_type": "phi3"}, "eagle3", "head/config.json")
+    out = eagle_head_overrides({**HEAD, "model_type": "phi3"}, "eagle3", "head/config.json", "0.28.0")
     assert out == {"architectures": ["Eagle3LlamaForCausalLM"]}
 
 
@@ -29,7 +29,7 @@ def test_a_class_writing_its_own_layer_types_needs_them_given() -> None:
 
 def test_an_unknown_class_is_refused_naming_model_type() -> None:
     with pytest.raises(InputError) as err:
-        eagle_head_overrides({**HEAD, "model_type": "no_such_class"}, "eagle3", "head/config.json")
+        eagle_head_overrides({**HEAD, "model_type": "no_such_class"}, "eagle3", "head/config.json", "0.28.0")
     assert "model_type" in err.value.line() and "not modelled" in err.value.line()
 
 

@@ -11,17 +11,17 @@ the derived max_model_len (max_position_embeddings=40960.0 ..."); 0.33.0's ``Mod
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.vllm import versions
 from dryboot.vllm.config.resolve import derive_max_model_len
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.transformers_utils.config import geometry_from_config
+from dryboot.vllm.versions import VersionRules
 
 CONFIG = Path(__file__).resolve().parent / "data/configs/public/Qwen--Qwen3-8B/config.json"
 
@@ -40,12 +40,7 @@ def test_release_derives_as_vllm() -> None:
         derive_max_model_len(model, EngineArgs(vllm_version="0.30.0", max_model_len=131072))  # type: ignore[arg-type]
 
 
-def test_yarn_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = versions.rules_for("0.30.0")
-    monkeypatch.setitem(versions.VERSIONS, "0.30.0", dataclasses.replace(rules, yarn_max_len_prescaled=False))
-    versions.rules_for.cache_clear()
-    try:
-        got = derive_max_model_len(_model(), EngineArgs(vllm_version="0.30.0", max_model_len=131072))  # type: ignore[arg-type]
-        assert got == 131072  # flipped: vLLM 0.30.0's refusal is lost
-    finally:
-        versions.rules_for.cache_clear()
+def test_yarn_switch_is_needed(flip_rules: Callable[..., VersionRules]) -> None:
+    flip_rules("0.30.0", yarn_max_len_prescaled=False)
+    got = derive_max_model_len(_model(), EngineArgs(vllm_version="0.30.0", max_model_len=131072))  # type: ignore[arg-type]
+    assert got == 131072  # flipped: vLLM 0.30.0's refusal is lost

@@ -9,19 +9,19 @@ refusal), and an "Auto-fit" line vLLM logged must be dryboot's to the character.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dryboot.vllm.versions import VersionRules
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
 import frontier_cases as F
-
-from dryboot.vllm import versions
 
 pytestmark = pytest.mark.fidelity
 
@@ -99,38 +99,28 @@ def test_frontier_recording_covers_every_gpu() -> None:
     assert a100["tokens"] == 85131
 
 
-def test_mm_prefix_composite_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mm_prefix_composite_switch_is_needed(flip_rules: Callable[..., VersionRules]) -> None:
     """Flipping ``mm_prefix_composites`` off for 0.33.0 loses vLLM's TRITON_FLASHINFER answer
     for Gemma-4 on a B200 (64-token blocks)."""
     rec = F.recorded("0.33.0")
     cid = "B200|Gemma4ForCausalLM#0"
     case = next(c for c in F.cases() if c["id"] == cid)
-    rules = versions.rules_for("0.33.0")
     assert _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
-    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, mm_prefix_composites=False))
-    versions.rules_for.cache_clear()
-    try:
-        assert not _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules("0.33.0", mm_prefix_composites=False)
+    assert not _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
 
 
-def test_limit_to_draft_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_limit_to_draft_switch_is_needed(flip_rules: Callable[..., VersionRules]) -> None:
     """Flipping ``limit_max_model_len_to_draft`` off for 0.33.0 loses vLLM's 4,096-token
     ``max_model_len`` for Kimi-K2 with TorchSpec's Kimi-K2.5 MLA head (a YaRN drafter whose
     config class defaults to 4,096 positions; 65,536 asked)."""
     rec = F.recorded("0.33.0")
     cid = "H200|moonshotai--Kimi-K2-Instruct+torchspec--kimi-k25-eagle3-mla#1"
     case = next(c for c in F.cases() if c["id"] == cid)
-    rules = versions.rules_for("0.33.0")
     assert rec[cid]["vllm"]["max_model_len"] == 4096
     assert _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
-    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, limit_max_model_len_to_draft=False))
-    versions.rules_for.cache_clear()
-    try:
-        assert not _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules("0.33.0", limit_max_model_len_to_draft=False)
+    assert not _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
 
 
 def _agrees(v: dict[str, Any], d: dict[str, Any]) -> bool:

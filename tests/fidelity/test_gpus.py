@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -209,24 +212,14 @@ def test_dryboot_matches_vllm_on_gpu(version: str, gpu: str) -> None:
     assert not problems, f"{gpu} on {version}: {len(problems)}/{n} disagree:\n" + "\n".join(problems)
 
 
-def test_sparse_mla_pool_row_aligned_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sparse_mla_pool_row_aligned_switch_is_needed(flip_rules: Callable[..., VersionRules]) -> None:
     """Flipping ``sparse_mla_pool_row_aligned`` off for 0.31.0 loses vLLM's 27,383 blocks for
     DeepSeek-V3.2's tiny config on a B200 (FLASHINFER_MLA_SPARSE: the pool's 328,704 bytes per
     block rounded up to 1,152-byte rows; 27,447 unrounded, as 0.30 and 0.32 give)."""
-    import dataclasses
-
-    from dryboot.vllm import versions
-
     cid, gpu = "DeepseekV32ForCausalLM#0", "B200"
     r = load("0.31.0")[gpu][cid]
     assert r["vllm"]["num_blocks"] == 27383
     c = _case(gpu, cid, r["argv"])
     assert H.compare(r["vllm"], H.run_dryboot(c, "0.31.0"))["agree"]
-    rules = versions.rules_for("0.31.0")
-    flipped = dataclasses.replace(rules, sparse_mla_pool_row_aligned=False)
-    monkeypatch.setitem(versions.VERSIONS, "0.31.0", flipped)
-    versions.rules_for.cache_clear()
-    try:
-        assert not H.compare(r["vllm"], H.run_dryboot(c, "0.31.0"))["agree"]
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules("0.31.0", sparse_mla_pool_row_aligned=False)
+    assert not H.compare(r["vllm"], H.run_dryboot(c, "0.31.0"))["agree"]

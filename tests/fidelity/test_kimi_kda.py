@@ -8,12 +8,14 @@ bound): one more state block per request in ``align`` mode. Needs no vLLM."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -82,14 +84,10 @@ def test_flashkda_checkpoint_block_is_needed(monkeypatch: pytest.MonkeyPatch) ->
     ("version", "cid", "switch"),
     [("0.33.0", "k3-default", "kda_full_rank_gate"), ("0.30.0", "kl-ssm-bf16", "kda_ssm_dtype_flag")],
 )
-def test_switch_is_needed(version: str, cid: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(version: str, cid: str, switch: str, flip_rules: Callable[..., VersionRules]) -> None:
     rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: not getattr(rules, switch)}))
-    versions.rules_for.cache_clear()
-    try:
-        assert not _agrees(version, cid)
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: not getattr(rules, switch)})
+    assert not _agrees(version, cid)
 
 
 def _kda(full_rank: bool = True, head_dim: int = 128, bound: float | None = -5.0) -> GatedDeltaNet:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -172,24 +175,20 @@ def test_qwen3_vl_text_config_naming_its_architecture_builds_under_pp(tmp_path: 
         ("0.33.0", "pp_submodel_unvalidated", "MossTranscribeDiarizeForConditionalGeneration"),
     ],
 )
-def test_pp_switch_is_needed(version: str, switch: str, architecture: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pp_switch_is_needed(
+    version: str, switch: str, architecture: str, flip_rules: Callable[..., VersionRules]
+) -> None:
     """Flipping the release's switch (and the switches that also lift the refusal on that
     release) makes dryboot disagree with the record."""
-    import dataclasses
-
     from dryboot.vllm import versions
 
     rules = versions.rules_for(version)
     off: dict[str, Any] = {switch: type(getattr(rules, switch))()}
     if switch == "pp_submodel_unvalidated":
         off["pp_tower_view_builds"] = False
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **off))
-    versions.rules_for.cache_clear()
-    try:
-        got = H.run_dryboot(P.case(architecture), version)
-        assert not H.compare(_record(version)["cases"][architecture], got)["agree"], got
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **off)
+    got = H.run_dryboot(P.case(architecture), version)
+    assert not H.compare(_record(version)["cases"][architecture], got)["agree"], got
 
 
 MINIMAX_RELEASES = sorted(p.stem.removeprefix("vllm-") for p in P.MINIMAX_DATA.glob("vllm-*.json"))
@@ -211,22 +210,13 @@ def test_minimax_m3_pipeline_stages_agree(version: str) -> None:
 
 @pytest.mark.parametrize(("version", "flipped"), [("0.31.0", True), ("0.32.0", False), ("0.33.0", False)])
 def test_minimax_m3_block_stride_alignment_switch_is_needed(
-    version: str, flipped: bool, monkeypatch: pytest.MonkeyPatch
+    version: str, flipped: bool, flip_rules: Callable[..., VersionRules]
 ) -> None:
     """``kernel_block_stride_alignment`` (0.32+: a sparse layer's main cache records its backends'
     128-token kernel block, so it is bucketed apart from a dense layer's; 0.31: no such record):
     flipped, some recorded MiniMax-M3 stage layout of that release disagrees."""
-    import dataclasses
-
     from test_frontier import problems
 
-    from dryboot.vllm import versions
-
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, kernel_block_stride_alignment=flipped))
-    versions.rules_for.cache_clear()
-    try:
-        _, wrong = problems(version, P.minimax_cases(), P.minimax_recorded(version))
-        assert wrong
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, kernel_block_stride_alignment=flipped)
+    _, wrong = problems(version, P.minimax_cases(), P.minimax_recorded(version))
+    assert wrong

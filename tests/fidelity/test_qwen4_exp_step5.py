@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -427,25 +430,15 @@ def test_qsa_releases_are_the_recorded_ones() -> None:
     assert set(QSA_RELEASES) == set(Q.QSA_PLANNED) == set(Q.QSA_RELEASES)
 
 
-def test_engine_block_switch_is_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_engine_block_switch_is_needed(tmp_path: Path, flip_rules: Callable[..., VersionRules]) -> None:
     """``VersionRules.engine_block_all_groups`` flipped on 0.29.0, dryboot's block is the cache block (48),
     not the ring's (4) the engine ends on."""
-    import dataclasses
-
-    from dryboot.vllm import versions
-
     name, argv = Q.CASES["qwen4-qsa-512"]
     v = Q.recorded("0.29.0")["qwen4-qsa-512"]["vllm"]
     case = H.Case("qwen4-qsa-512", "refused-0.33", H._write_config(tmp_path, name, Q.config(name)), argv)
     assert H.run_dryboot(case, "0.29.0")["block_size"] == v["final_block_size"] == 4
-    rules = versions.rules_for("0.29.0")
-    flipped = dataclasses.replace(rules, engine_block_all_groups=False)
-    monkeypatch.setitem(versions.VERSIONS, "0.29.0", flipped)
-    versions.rules_for.cache_clear()
-    try:
-        assert H.run_dryboot(case, "0.29.0")["block_size"] == 48
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules("0.29.0", engine_block_all_groups=False)
+    assert H.run_dryboot(case, "0.29.0")["block_size"] == 48
 
 
 def test_qsa_on_0_29_ends_on_the_ring_block() -> None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -513,25 +516,21 @@ def test_without_the_overlaid_fields_refused_in_vllms_words(version: str, archit
         ("0.27.1", "KimiK3ForConditionalGeneration", "kda_full_rank_gate"),
     ],
 )
-def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(
+    version: str, architecture: str, switch: str, flip_rules: Callable[..., VersionRules]
+) -> None:
     """With the release's switch off for the architecture, dryboot disagrees with some record."""
-    import dataclasses
-
     from dryboot.vllm import versions
 
     rules = versions.rules_for(version)
     value = getattr(rules, switch)
     off = value - {architecture} if isinstance(value, frozenset) else type(value)()
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: off}))
-    versions.rules_for.cache_clear()
-    try:
-        rows = _record(version)["architectures"][architecture]
-        assert any(
-            not H.compare(row["vllm"], H.run_dryboot(c, version))["agree"]
-            for c, row in zip(cases(architecture, version), rows, strict=True)
-        )
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: off})
+    rows = _record(version)["architectures"][architecture]
+    assert any(
+        not H.compare(row["vllm"], H.run_dryboot(c, version))["agree"]
+        for c, row in zip(cases(architecture, version), rows, strict=True)
+    )
 
 
 def test_every_newer_only_architecture_is_recorded_on_a_release() -> None:

@@ -15,10 +15,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -3433,17 +3436,15 @@ def test_dryboot_matches_release(key: tuple[str, str]) -> None:
 
 
 @pytest.mark.parametrize("version,cid,switch,flipped", SWITCH_CASES, ids=[f"{s[2]}@{s[0]}" for s in SWITCH_CASES])
-def test_switch_is_needed(version: str, cid: str, switch: str, flipped: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(
+    version: str, cid: str, switch: str, flipped: Any, flip_rules: Callable[..., VersionRules]
+) -> None:
     rules = versions.rules_for(version)
     assert rules.version == version, f"{version} has no table entry"
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        c = case(cid)
-        got = H.run_dryboot(c, version)
-        assert _check(RECORDED[(version, cid)], got), f"flipping {switch} to {flipped!r} still matches {cid}"
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: flipped})
+    c = case(cid)
+    got = H.run_dryboot(c, version)
+    assert _check(RECORDED[(version, cid)], got), f"flipping {switch} to {flipped!r} still matches {cid}"
 
 
 def test_every_switch_has_a_flip_case() -> None:

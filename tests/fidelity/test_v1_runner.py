@@ -4,14 +4,14 @@ record agrees, and both switches are needed (without ``v2_runner_lacks_mamba_all
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import release_records
 import v1_runner_cases as C
 
-from dryboot.vllm import versions
+from dryboot.vllm.versions import VersionRules
 
 RECORDED = release_records.Recorded(C)
 _problems = RECORDED.problems
@@ -27,11 +27,6 @@ def test_dryboot_matches_recorded_oracle(key: str) -> None:
 
 
 @pytest.mark.parametrize("switch,flipped", [("v2_runner_lacks_mamba_all", False), ("v1_runner_refuses", frozenset())])
-def test_switch_is_needed(switch: str, flipped: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = versions.rules_for("0.30.0")
-    monkeypatch.setitem(versions.VERSIONS, "0.30.0", dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        assert _problems("0.30.0/mamba-all")
-    finally:
-        versions.rules_for.cache_clear()
+def test_switch_is_needed(switch: str, flipped: Any, flip_rules: Callable[..., VersionRules]) -> None:
+    flip_rules("0.30.0", **{switch: flipped})
+    assert _problems("0.30.0/mamba-all")

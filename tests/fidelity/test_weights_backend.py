@@ -24,8 +24,8 @@ matches; a case vLLM refuses is refused. Emu3 and VibeVoice-ASR on 0.29.0: ``tes
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,8 +33,8 @@ from weights_records import DATA, assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
-from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import rank_weights
+from dryboot.vllm.versions import VersionRules
 
 RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 DOCS = {v: json.loads((DATA / f"recorded-{v}-backend.json").read_text()) for v in RELEASES}
@@ -117,16 +117,13 @@ def test_moved_architectures_differ_from_their_own_class(arch: str) -> None:
         ("0.31.0", "backend_text_attention_whole", True),
     ],
 )
-def test_release_switch_is_needed(version: str, field: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_release_switch_is_needed(
+    version: str, field: str, flipped: bool, flip_rules: Callable[..., VersionRules]
+) -> None:
     """Flipping a release switch of the backend's layout breaks recorded cases of that release."""
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{field: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        broken = [cid for (v, cid), row in RECORDED.items() if v == version and row["ok"] and _changed(row, v)]
-        assert broken
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{field: flipped})
+    broken = [cid for (v, cid), row in RECORDED.items() if v == version and row["ok"] and _changed(row, v)]
+    assert broken
 
 
 def _changed(row: dict[str, Any], version: str) -> bool:

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -87,27 +90,20 @@ def test_without_the_fields_refused_as_vllm_refuses(version: str, cid: str) -> N
 
 
 @pytest.mark.parametrize("version", RELEASES)
-def test_config_class_switch_is_needed(version: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_class_switch_is_needed(version: str, flip_rules: Callable[..., VersionRules]) -> None:
     """With ``hf_config_class_architectures`` of the release emptied (vLLM's own classes and
     their defaults), some recorded case no longer matches."""
-    from dryboot.vllm import versions
-
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, replace(rules, hf_config_class_architectures=frozenset()))
-    versions.rules_for.cache_clear()
-    try:
-        broken = []
-        for v, cid in CASES:
-            row = FIELDS[v]["cases"][cid]
-            if v != version or not row["ok"]:
-                continue
-            try:
-                got = _figures(version, row, _config(version, row))
-            except InputError:
-                broken.append(cid)
-                continue
-            if got != (row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]):
-                broken.append(cid)
-        assert broken
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, hf_config_class_architectures=frozenset())
+    broken = []
+    for v, cid in CASES:
+        row = FIELDS[v]["cases"][cid]
+        if v != version or not row["ok"]:
+            continue
+        try:
+            got = _figures(version, row, _config(version, row))
+        except InputError:
+            broken.append(cid)
+            continue
+        if got != (row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]):
+            broken.append(cid)
+    assert broken

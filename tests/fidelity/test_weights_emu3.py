@@ -15,8 +15,8 @@ at TP 1 / 2 (a flag set added to the recorder's for Emu3 and VibeVoice-ASR; the 
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,8 +24,8 @@ from weights_records import DATA, assert_stages, broken_cases, overlaid_tiny, st
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
-from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+from dryboot.vllm.versions import VersionRules
 
 ARCH = "Emu3ForConditionalGeneration"
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -86,16 +86,11 @@ def _broken(version: str) -> list[str]:
         ("0.27.1", "backend_splits_encoder_qkv", True),
     ],
 )
-def test_switch_is_needed(version: str, switch: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(version: str, switch: str, flipped: bool, flip_rules: Callable[..., VersionRules]) -> None:
     """Flipped, some recorded case of the release no longer matches (the text q/k/v/o whole or split;
     0.27.1's VQ attention cut into the text head size: its one-VQ-head case over TP 2 is refused)."""
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        assert _broken(version)
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: flipped})
+    assert _broken(version)
 
 
 def test_0_29_0_builds_0_28_0s_layout() -> None:

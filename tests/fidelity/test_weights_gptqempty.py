@@ -72,3 +72,21 @@ def test_empty_list_reads_as_absent() -> None:
             if "-empty-list" in cid and "Qwen3" in cid:
                 twin = RECORDED[v][cid.replace("-empty-list", "", 1)]
                 assert (row["ok"], row.get("allocated_bytes")) == (twin["ok"], twin.get("allocated_bytes")), cid
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_note_says_which_layers_vllm_quantizes(checkpoints: Path, version: str) -> None:
+    """The report's note agrees with vLLM's built kernels: a checkpoint holding no quantized tensor
+    quantizes no layer where vLLM loads it (no kernel built, 0.27.1-0.31.0) and every one where it
+    fails; a GPTQ-packed one names the layers read from its dtypes."""
+    for cid, row in RECORDED[version].items():
+        if not cid.endswith("--tensor-parallel-size 1") or "RTX 3090" not in cid:
+            continue
+        notes = " ".join(dryboot_weights(checkpoints, row, version).notes)
+        if qe.FLOAT_CHECKPOINT not in cid:
+            assert "those holding a non-float tensor" in notes, (cid, notes)
+        elif row["ok"]:
+            assert row["kernels"] == {} and f"vLLM {version} quantizes no layer" in notes, (cid, notes)
+        else:
+            assert row["built_kernels"] and "as every linear layer quantized" in notes, (cid, notes)
+        assert "every decoder-block linear layer" not in notes, (cid, notes)

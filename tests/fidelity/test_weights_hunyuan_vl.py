@@ -15,8 +15,8 @@ config class ties the head whatever the file says), and ``{"head_dim": null}`` o
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,8 @@ from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
-from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+from dryboot.vllm.versions import VersionRules
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
@@ -106,26 +106,21 @@ def test_matches_vllm(name: str, cid: str) -> None:
         ("0.29.0", "transformers_backend_vllm_attention", True),
     ],
 )
-def test_switch_is_needed(version: str, switch: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(version: str, switch: str, flipped: bool, flip_rules: Callable[..., VersionRules]) -> None:
     """Flipped, some recorded case of the release no longer matches (the text attention fused and
     split, the vision q/k/v whole: ``hunyuan_vl_whole_tower``; vLLM's attention scale buffers:
     ``transformers_backend_vllm_attention``)."""
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        broken = []
-        for (name, cid), row in RECORDED.items():
-            if FILES[name] != version or not row["ok"]:
-                continue
-            try:
-                if _stages(name, row) != _want(row):
-                    broken.append(cid)
-            except InputError:
+    flip_rules(version, **{switch: flipped})
+    broken = []
+    for (name, cid), row in RECORDED.items():
+        if FILES[name] != version or not row["ok"]:
+            continue
+        try:
+            if _stages(name, row) != _want(row):
                 broken.append(cid)
-        assert broken
-    finally:
-        versions.rules_for.cache_clear()
+        except InputError:
+            broken.append(cid)
+    assert broken
 
 
 def test_image_limit_zero_is_language_model_only() -> None:

@@ -19,8 +19,8 @@ case vLLM builds matches; a case vLLM refuses is refused."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,8 @@ from weights_records import assert_in_sweep, assert_stages, stage_parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
-from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+from dryboot.vllm.versions import VersionRules
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
@@ -141,16 +141,11 @@ def test_refused_by_name(capability: tuple[int, int] | None, version: str, words
 
 
 @pytest.mark.parametrize(("version", "flipped"), [("0.30.0", False), ("0.32.0", True)])
-def test_dense_layers_switch_is_needed(version: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dense_layers_switch_is_needed(version: str, flipped: bool, flip_rules: Callable[..., VersionRules]) -> None:
     """Flipping ``hy_v4_dense_layers`` breaks the release's recorded all-sparse case."""
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, hy_v4_dense_layers=flipped))
-    versions.rules_for.cache_clear()
-    try:
-        row = DOCS[f"recorded-{version}-hy-v4-configs.json"]["cases"]["hyv4-sparse --tensor-parallel-size 1"]
-        assert _rank(row, 0, version).param_bytes != row["param_bytes"]
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, hy_v4_dense_layers=flipped)
+    row = DOCS[f"recorded-{version}-hy-v4-configs.json"]["cases"]["hyv4-sparse --tensor-parallel-size 1"]
+    assert _rank(row, 0, version).param_bytes != row["param_bytes"]
 
 
 def test_release_31_builds_release_32s_weights() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from test_weights import _attr_bytes
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, families, rank_weights
 from dryboot.vllm.model_executor.models import granite4_vision
+from dryboot.vllm.versions import VersionRules
 
 #: the multimodal wrappers added for issue 33 (towers and projectors over the text families)
 MULTIMODAL = tuple(
@@ -371,22 +373,13 @@ def test_wrapper_matches_each_release(version: str, cid: str) -> None:
     ],
 )
 def test_towers_per_stage_switch_is_needed(
-    version: str, switch: str, flipped: bool, arch: str, monkeypatch: pytest.MonkeyPatch
+    version: str, switch: str, flipped: bool, arch: str, flip_rules: Callable[..., VersionRules]
 ) -> None:
     """Flipped, the release's recorded pipeline stages of the wrapper no longer match."""
-    import dataclasses
-
-    from dryboot.vllm import versions
-
     cid = f"arch--{arch} --tensor-parallel-size 2 --pipeline-parallel-size 3"
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        with pytest.raises(AssertionError):
-            test_wrapper_matches_each_release(version, cid)
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: flipped})
+    with pytest.raises(AssertionError):
+        test_wrapper_matches_each_release(version, cid)
 
 
 def test_lighton_ocr_config_without_the_fields_vllm_reads_refused() -> None:

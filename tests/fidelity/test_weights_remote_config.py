@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -81,21 +84,15 @@ def test_without_its_own_config_class_refused_as_vllm_refuses(version: str, arch
         _stage(version, row, config, 0)
 
 
-def test_sarvam_gate_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sarvam_gate_switch_is_needed(flip_rules: Callable[..., VersionRules]) -> None:
     """``VersionRules.moe_gate_model_dtype`` off (the float32 ``nn.Linear`` gate of 0.30.0): no
     Sarvam case of 0.31.0-0.33.0 matches."""
-    from dryboot.vllm import versions
-
     for v in RELEASES:
-        monkeypatch.setitem(versions.VERSIONS, v, replace(versions.rules_for(v), moe_gate_model_dtype=frozenset()))
-    versions.rules_for.cache_clear()
-    try:
-        for v, cid in CASES:
-            row = REMOTE[v]["cases"][cid]
-            if not cid.startswith("arch--SarvamMLA") or not row["ok"]:
-                continue
-            w = _stage(v, row, _remote_config(row), 0)
-            first = (row.get("stages") or [[row["param_bytes"]]])[0][0]
-            assert w.param_bytes != first, cid
-    finally:
-        versions.rules_for.cache_clear()
+        flip_rules(v, moe_gate_model_dtype=frozenset())
+    for v, cid in CASES:
+        row = REMOTE[v]["cases"][cid]
+        if not cid.startswith("arch--SarvamMLA") or not row["ok"]:
+            continue
+        w = _stage(v, row, _remote_config(row), 0)
+        first = (row.get("stages") or [[row["param_bytes"]]])[0][0]
+        assert w.param_bytes != first, cid

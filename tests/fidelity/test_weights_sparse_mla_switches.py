@@ -6,7 +6,6 @@ vLLM."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +14,7 @@ import test_weights_sparsemla as SM
 
 from dryboot.errors import InputError
 from dryboot.vllm import versions
+from dryboot.vllm.versions import VersionRules
 
 pytestmark = pytest.mark.fidelity
 
@@ -41,7 +41,7 @@ def _answer(weights: Callable[[dict[str, Any], str], Any], row: dict[str, Any], 
 
 
 @pytest.mark.parametrize("switch", sorted(SETS))
-def test_switch_is_needed(switch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(switch: str, flip_rules: Callable[..., VersionRules]) -> None:
     version = _first_release(switch)
     exact = {}
     for recorded, weights in SETS[switch]:
@@ -49,12 +49,6 @@ def test_switch_is_needed(switch: str, monkeypatch: pytest.MonkeyPatch) -> None:
             if row["ok"]:
                 exact[cid] = (weights, row, _answer(weights, row, version))
     assert exact, f"no recorded row on {version} for {switch}"
-    rules = versions.VERSIONS[version]
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: False}))
-    versions.rules_for.cache_clear()
-    try:
-        changed = [cid for cid, (weights, row, before) in exact.items() if _answer(weights, row, version) != before]
-    finally:
-        monkeypatch.undo()
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: False})
+    changed = [cid for cid, (weights, row, before) in exact.items() if _answer(weights, row, version) != before]
     assert changed, f"flipping {switch} off on {version} changes no recorded row's answer"

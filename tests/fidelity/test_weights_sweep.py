@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dryboot.vllm.versions import VersionRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -170,32 +173,25 @@ def test_modelled_architecture_matches_each_release(version: str, cid: str) -> N
         ("0.32.0", "input_norm_towers", frozenset()),
     ],
 )
-def test_weights_switch_is_needed(version: str, switch: str, flipped: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_weights_switch_is_needed(
+    version: str, switch: str, flipped: Any, flip_rules: Callable[..., VersionRules]
+) -> None:
     """Each weights switch of the release table: flipped, some recorded case of that release's
     sweep no longer matches."""
-    import dataclasses
-
-    from dryboot.vllm import versions
-
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        broken = []
-        for v, cid in CASES:
-            row = SWEEP[v]["cases"][cid]
-            if v != version or not row["ok"]:
-                continue
-            config, got = _answer(version, row)
-            if isinstance(got, InputError):
-                continue
-            buffers = got.buffer_bytes - T._attr_bytes(config, row)
-            if [got.param_bytes, buffers, got.allocated_bytes + T.oracle_meta_bytes(config, row)] != [
-                row["param_bytes"],
-                row["buffer_bytes"],
-                row["allocated_bytes"],
-            ]:
-                broken.append(cid)
-        assert broken, f"flipping {switch} to {flipped!r} still matches every {version} case"
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: flipped})
+    broken = []
+    for v, cid in CASES:
+        row = SWEEP[v]["cases"][cid]
+        if v != version or not row["ok"]:
+            continue
+        config, got = _answer(version, row)
+        if isinstance(got, InputError):
+            continue
+        buffers = got.buffer_bytes - T._attr_bytes(config, row)
+        if [got.param_bytes, buffers, got.allocated_bytes + T.oracle_meta_bytes(config, row)] != [
+            row["param_bytes"],
+            row["buffer_bytes"],
+            row["allocated_bytes"],
+        ]:
+            broken.append(cid)
+    assert broken, f"flipping {switch} to {flipped!r} still matches every {version} case"

@@ -17,8 +17,8 @@ TP 1 / 2 (the encoders stay)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,8 +26,8 @@ from weights_records import DATA, assert_stages, broken_cases, overlaid_tiny, st
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
-from dryboot.vllm import versions
 from dryboot.vllm.model_executor.model_loader.weights import rank_weights
+from dryboot.vllm.versions import VersionRules
 
 ARCH = "VibeVoiceAsrForConditionalGeneration"
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -86,15 +86,10 @@ def _broken(version: str) -> list[str]:
         ("0.30.0", "transformers_backend_vllm_attention", False),
     ],
 )
-def test_switch_is_needed(version: str, switch: str, flipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_is_needed(version: str, switch: str, flipped: bool, flip_rules: Callable[..., VersionRules]) -> None:
     """Flipped, some recorded case of the release no longer matches."""
-    rules = versions.rules_for(version)
-    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
-    versions.rules_for.cache_clear()
-    try:
-        assert _broken(version)
-    finally:
-        versions.rules_for.cache_clear()
+    flip_rules(version, **{switch: flipped})
+    assert _broken(version)
 
 
 def test_other_tokenizer_type_refused_by_name() -> None:

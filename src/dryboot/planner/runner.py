@@ -184,7 +184,7 @@ def load_drafter_and_k(
             drafter_model = speculators_draft_model(path, data, cfg.method)
         else:
             overrides = assistant_overrides(data, cfg.method, source_path) or eagle_head_overrides(
-                data, cfg.method, source_path
+                data, cfg.method, source_path, args.vllm_version
             )
             drafter_model = load_model(path, overrides)
     except InputError as exc:

@@ -5,8 +5,8 @@ Mirrors vLLM 0.29+'s ``v1/kv_cache_layout.py`` (``KVCacheLayout``),
 ``v1/attention/backends/utils.py`` (``get_supported_kv_cache_layouts``, ``resolve_kv_cache_layout``'s
 "Workers disagree on supported KV cache layouts" assertion), the planner's check that the resolved
 layout can express pages of mixed sizes (``validate_kv_cache_layout``) and the backends'
-``supported_kv_cache_layouts``. Before 0.29 no layout is resolved. The families that lay their caches
-out themselves check their own stages (``kv_cache_utils/packed.py`` ``check_stage_layouts``).
+``supported_kv_cache_layouts``. Before 0.29 no layout is resolved. DeepSeek-V4's packed planner hands
+its stages' backends here too (``kv_cache_utils/packed.py`` ``check_stage_layouts``), in its own words.
 """
 
 from __future__ import annotations
@@ -26,15 +26,20 @@ DEFAULT_PREFERENCE = ("LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC")
 #: Triton + FlashInfer composite of a multimodal-prefix layer takes the same, its Triton half
 #: declaring nothing)
 _FLASHINFER_SM100 = ("LBHNC", "BLHNC")
+#: DeepSeek-V4's indexer packs its pages beside the MLA latent pages inside each block, so it asks for
+#: the block-outermost layouts (``DeepseekV4IndexerBackend``, ``v1/attention/backends/mla/indexer.py``)
+_DEEPSEEK_V4_INDEXER = ("BLHNC", "BLNHC")
 
 
 def declared_layouts(backend: str, capability: tuple[int, int]) -> tuple[str, ...] | None:
     """The layouts backend ``backend`` declares on a GPU of ``capability``, most preferred first, or
     ``None`` where it takes any (``supported_kv_cache_layouts``): FlexAttention and TurboQuant flatten
-    the block and token axes (``LBNHC`` only); FlashInfer on SM 10.x; every other backend modelled
-    here declares nothing."""
+    the block and token axes (``LBNHC`` only); FlashInfer on SM 10.x; DeepSeek-V4's indexer
+    (``DEEPSEEK_V4_INDEXER``: block-outermost); every other backend modelled here declares nothing."""
     if backend in ("FLEX_ATTENTION", "TURBOQUANT"):
         return ("LBNHC",)
+    if backend == "DEEPSEEK_V4_INDEXER":
+        return _DEEPSEEK_V4_INDEXER
     if backend in ("FLASHINFER", "TRITON_FLASHINFER") and capability[0] == 10:
         return _FLASHINFER_SM100
     return None
@@ -62,10 +67,15 @@ def supported_layouts(declared: Iterable[Sequence[str] | None]) -> list[str]:
 
 
 def check_stage_layouts(
-    stage_backends: Sequence[Iterable[str]], capability: tuple[int, int], rules: VersionRules
+    stage_backends: Sequence[Iterable[str]],
+    capability: tuple[int, int],
+    rules: VersionRules,
+    refusal: str | None = None,
 ) -> None:
     """``resolve_kv_cache_layout``: every pipeline stage's worker must report the same layouts over
     the attention backends of the layers it builds (a stage of mamba layers only declares nothing).
+    ``refusal``: a family's own words for the refusal (default: the stages' reports, as vLLM's
+    assertion gives them).
 
     :raises InputError: stages that report different lists (vLLM's AssertionError), from 0.29.0."""
     if len(stage_backends) < 2 or version_key(rules.version) < version_key(FIRST_RELEASE):
@@ -75,8 +85,9 @@ def check_stage_layouts(
         raise InputError(
             "--pipeline-parallel-size",
             str(len(stage_backends)),
-            f"AssertionError: Workers disagree on supported KV cache layouts: {reports} (each pipeline stage reports "
-            f"the layouts its layers' attention backends declare; vLLM {rules.version}'s "
+            refusal
+            or f"AssertionError: Workers disagree on supported KV cache layouts: {reports} (each pipeline stage "
+            f"reports the layouts its layers' attention backends declare; vLLM {rules.version}'s "
             "resolve_kv_cache_layout)",
         )
 

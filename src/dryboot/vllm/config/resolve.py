@@ -1342,7 +1342,7 @@ def _resolve_drafter(
     :raises InputError: a drafter vLLM refuses, or one not modelled with these flags.
     """
     if drafter is not None:
-        drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
+        drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source, rules.version)
         if drafter.model.architecture == MTP_ARCHITECTURE:
             if args.pipeline_parallel_size > 1 and rules.pp_draft_models:
                 # the proposer maps the draft layers onto target layers by index, which the last

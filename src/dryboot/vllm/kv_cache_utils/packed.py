@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm import kv_cache_layout
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import DeepseekV4Caches, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import EngineConfig
@@ -761,26 +762,42 @@ def stage_block_lines(
     return out
 
 
+def layer_backend(name: str, capability: tuple[int, int], mla: RowLayout) -> str:
+    """The backend the layer ``name`` (:func:`layer_specs`'s) registers on a GPU of ``capability``, its
+    compressed MLA caches storing ``mla``'s row: the indexer's key cache :data:`INDEXER_BACKEND`, a
+    compressor's state :data:`COMPRESSOR_BACKEND`, the sliding-window cache :data:`BACKEND`, the
+    compressed MLA cache :func:`attention_name`'s."""
+    if name.endswith(".indexer.k_cache"):
+        return INDEXER_BACKEND
+    if name.endswith(".state_cache"):
+        return COMPRESSOR_BACKEND
+    if name.endswith(".swa_cache"):
+        return BACKEND
+    return attention_name(capability, mla)
+
+
 def check_stage_layouts(cfg: EngineConfig, stages: list[frozenset[str]] | None) -> None:
-    """Under pipeline parallelism on a :data:`LAYOUT_PACKED` release every worker reports the KV
-    cache layouts its backends support and the engine core asserts they agree
-    (``resolve_kv_cache_layout``): a stage holding a ratio-4 layer (its indexer asks for the
-    block-outermost layouts) and one without report different lists.
+    """Under pipeline parallelism every worker reports the KV cache layouts its backends support and
+    the engine core asserts they agree from 0.29.0
+    (:func:`dryboot.vllm.kv_cache_layout.check_stage_layouts`, ``resolve_kv_cache_layout``): a stage
+    holding a ratio-4 layer (its indexer asks for the block-outermost layouts) and one without
+    report different lists.
 
     :raises InputError: stages that differ so (vLLM's AssertionError).
     """
-    if stages is None or cfg.rules.version not in LAYOUT_PACKED:
+    if stages is None:
         return
-    indexed = [any(n.endswith(".indexer.k_cache") for n in st) for st in stages]
-    if any(indexed) and not all(indexed):
-        without = [s for s, has in enumerate(indexed) if not has]
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(cfg.args.pipeline_parallel_size),
-            f"{cfg.model.architecture}: stage(s) {without} hold no layer of compress ratio 4, the others do: their "
-            f"workers report different KV cache layouts and vLLM {cfg.rules.version} refuses (AssertionError: "
-            "Workers disagree on supported KV cache layouts)",
-        )
+    capability, mla = cfg.args.device.capability, mla_layout(cfg)
+    backends = [{layer_backend(n, capability, mla) for n in st} for st in stages]
+    without = [s for s, b in enumerate(backends) if INDEXER_BACKEND not in b]
+    kv_cache_layout.check_stage_layouts(
+        backends,
+        capability,
+        cfg.rules,
+        refusal=f"{cfg.model.architecture}: stage(s) {without} hold no layer of compress ratio 4, the others do: "
+        f"their workers report different KV cache layouts and vLLM {cfg.rules.version} refuses (AssertionError: "
+        "Workers disagree on supported KV cache layouts)",
+    )
 
 
 def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, AttentionSpec]]]:

@@ -841,13 +841,14 @@ def _release_reason(architecture: str, version: str) -> str:
 DEEPSEEK_MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa", "deepseek_mtp"})
 
 
-def drafter_architecture(method: str, architecture: str, source: str) -> str:
-    """The architecture vLLM builds a draft model as: ``Eagle<arch>`` (``eagle``),
+def drafter_architecture(method: str, architecture: str, source: str, version: str) -> str:
+    """The architecture vLLM ``version`` builds a draft model as: ``Eagle<arch>`` (``eagle``),
     ``Eagle3<arch>`` (``eagle3``), ``DFlash<arch>`` (``dflash``) unless the name already says so
     (``transformers_utils/configs/eagle.py``); other methods keep the name.
 
-    :raises InputError: vLLM 0.28.0's registry has no such architecture ("Model architectures
-        [...] are not supported for now").
+    :raises InputError: the registry of the release ``version`` plans (its table entry,
+        :func:`dryboot.vllm.versions.rules_for`) has no such architecture ("Model architectures
+        [...] are not supported for now"), or a version older than every table entry.
     """
     if method == "eagle" and not architecture.startswith("Eagle"):
         resolved = f"Eagle{architecture}"
@@ -857,25 +858,26 @@ def drafter_architecture(method: str, architecture: str, source: str) -> str:
         resolved = f"DFlash{architecture}"
     else:
         resolved = architecture
-    if method in ("eagle", "eagle3", "dflash") and resolved not in _registry():
+    release = rules_for(version).version
+    if method in ("eagle", "eagle3", "dflash") and resolved not in _release_registry(release):
         raise InputError(
             source,
             "architectures",
-            f"Model architectures ['{resolved}'] are not supported for now (vLLM 0.28.0 builds a {method} "
+            f"Model architectures ['{resolved}'] are not supported for now (vLLM {release} builds a {method} "
             f"drafter of {architecture} as {resolved})",
         )
     return resolved
 
 
-def eagle_head_overrides(data: dict[str, Any], method: str, source: str) -> dict[str, Any] | None:
+def eagle_head_overrides(data: dict[str, Any], method: str, source: str, version: str) -> dict[str, Any] | None:
     """The rewrite vLLM's ``EAGLEConfig`` makes of an EAGLE / EAGLE-3 head's config
     (``transformers_utils/configs/eagle.py``): ``architectures`` as :func:`drafter_architecture`
     names the class it builds (``LlamaForCausalLM`` -> ``EagleLlamaForCausalLM`` /
     ``Eagle3LlamaForCausalLM``), whatever its ``model_type``; ``None`` for other methods, or when
     the name already is the built one.
 
-    :raises InputError: vLLM's registry has no such head ("Model architectures [...] are not
-        supported for now"), or the head's ``model_type`` names a config class whose fields
+    :raises InputError: vLLM ``version``'s registry has no such head ("Model architectures [...]
+        are not supported for now"), or the head's ``model_type`` names a config class whose fields
         dryboot does not read for an EAGLE head.
     """
     if method not in ("eagle", "eagle3"):
@@ -886,7 +888,7 @@ def eagle_head_overrides(data: dict[str, Any], method: str, source: str) -> dict
     # SpeculativeConfig.hf_config_override reads a DeepSeek-V3 / V3.2 / GLM-5 config as DeepSeek's
     # MTP module whatever the method, before EAGLEConfig names the head's class
     mtp = data.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES
-    resolved = drafter_architecture(method, "DeepSeekMTPModel" if mtp else archs[0], source)
+    resolved = drafter_architecture(method, "DeepSeekMTPModel" if mtp else archs[0], source, version)
     kind = data.get("model_type")
     refusal = eagle_head_refusal(kind, data) if resolved in EAGLE_HEADS and isinstance(kind, str) else None
     if refusal is not None:

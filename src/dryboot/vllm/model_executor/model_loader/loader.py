@@ -19,8 +19,8 @@ from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWER
 from dryboot.vllm.cutlass_mla import CUTLASS_MLA_WORKSPACE_BYTES, imports_cutlass_mla
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.mla_prefill import mla_prefill_backend, prefill_workspace_bytes
-from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import NO_QUANTIZED_TENSOR
+from dryboot.vllm.model_executor.layers.quantization import QUANT_RULES, WNA16_METHODS
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import NO_QUANTIZED_TENSOR, WHY_NO_QUANTIZED_TENSOR
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
     MissingTensor,
@@ -121,6 +121,35 @@ def _gptq_modules_from_headers(config: dict[str, Any], directory: Path) -> dict[
     # (auto_gptq.gptq_empty_read)
     found = quantized or [NO_QUANTIZED_TENSOR]
     return {**config, "quantization_config": {**qc, "modules_in_block_to_quantize": found}}
+
+
+def _repacked_note(config: Mapping[str, Any], vllm_version: str) -> str:
+    """The note of a GPTQ / AWQ / AutoRound checkpoint whose layers vLLM repacks: which layers are
+    quantized (the config's, a GPTQ list read from the headers by :func:`_gptq_modules_from_headers`),
+    and that the repacked layout, not the checkpoint's tensors, is counted. A GPTQ checkpoint holding
+    no quantized tensor: release ``vllm_version``'s reading of the empty list (``QuantRules.gptq_empty_read``:
+    no layer quantized, or every one, which vLLM then fails loading)."""
+    qc = config.get("quantization_config")
+    rules = QUANT_RULES.get(vllm_version)  # a release without rules is refused with the weights
+    if (
+        isinstance(qc, Mapping)
+        and qc.get("modules_in_block_to_quantize") == [NO_QUANTIZED_TENSOR]
+        and rules is not None
+    ):
+        if rules.gptq_empty_read == "unquantized":
+            return (
+                f"GPTQ: {WHY_NO_QUANTIZED_TENSOR}: vLLM {vllm_version} quantizes no layer (every linear layer "
+                "in the model dtype, as the checkpoint stores it)"
+            )
+        return (
+            f"GPTQ: {WHY_NO_QUANTIZED_TENSOR}: vLLM {vllm_version} reads the empty module list as every linear "
+            "layer quantized"
+        )
+    return (
+        "GPTQ/AWQ/AutoRound: from the config (the layers it quantizes; GPTQ without modules_in_block_to_quantize: "
+        "those holding a non-float tensor, as vLLM reads the checkpoint's dtypes); the repacked layout is the "
+        "kernel's, not the checkpoint's tensors"
+    )
 
 
 def _processor_json(directory: Path, name: str) -> dict[str, Any]:
@@ -267,10 +296,7 @@ def model_weights(
     if use_headers and _repacked(config, hf_quant):
         config = _gptq_modules_from_headers(config, directory)
         use_headers = False
-        report.notes.append(
-            "GPTQ/AWQ/AutoRound: from the config (every decoder-block linear layer quantized, as vLLM reads the "
-            "checkpoint's dtypes); the repacked layout is the kernel's, not the checkpoint's tensors"
-        )
+        report.notes.append(_repacked_note(config, vllm_version))
     if use_headers:
         tensors, report.index_total_size = read_checkpoint(directory)
         report.source = "checkpoint headers"

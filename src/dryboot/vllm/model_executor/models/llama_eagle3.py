@@ -313,7 +313,9 @@ def _eagle3(
     # EAGLEConfig's rewrite (of DeepSeekMTPModel for a DeepSeek-V3 model_type: SpeculativeConfig's
     # hf_config_override); vLLM's refusal of a name its registry lacks
     mtp = draft_config.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES
-    arch = drafter_architecture("eagle3", "DeepSeekMTPModel" if mtp else str(archs[0]), "--speculative-config")
+    arch = drafter_architecture(
+        "eagle3", "DeepSeekMTPModel" if mtp else str(archs[0]), "--speculative-config", vllm_version
+    )
     built_by = registry_file(arch) if is_draft_model(arch) else None
     layout = EAGLE3_LAYOUTS.get(built_by or "")
     if built_by is not None and layout is None:
