@@ -1417,6 +1417,13 @@ SAME_REFUSAL: list[tuple[tuple[str, ...], str, str, str]] = [
         "asserts its size, or divides by it (0.32+)",
     ),
     (
+        ("ValueError",),
+        r"cannot express this model's mixed page sizes \(\[\]\)",
+        r"pipeline stage \d+ holds no KV cache layer",
+        "a pipeline stage without KV layers: from 0.30 vLLM's layout check sees no page at all (an empty set is "
+        "not one size) before the empty group is asserted",
+    ),
+    (
         ("RuntimeError", "AssertionError"),
         r"No \w+ layers? found\s+in (?:the )?model(?:\.layers)?",
         r"finds no MoE layer",

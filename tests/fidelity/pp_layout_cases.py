@@ -29,6 +29,8 @@ CASES: dict[str, tuple[list[str], str | None, dict[str, str]]] = {
     "h200-flashinfer": ([*BASE, "--attention-backend", "FLASHINFER"], None, PARTITION),
     # the default partition (2, 2, 2, 1): every stage but one without attention
     "b200-flashinfer-even": (BASE, "B200", {}),
+    # a stage with no layer at all: 0.29-0.31 assert its empty group, 0.32+ refuse its empty page set first
+    "h200-empty-stage": (BASE, None, {"VLLM_PP_LAYER_PARTITION": "0,5,1,1"}),
 }
 
 

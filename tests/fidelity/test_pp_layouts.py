@@ -35,7 +35,8 @@ def test_every_case_is_recorded() -> None:
     for version in C.RELEASES:
         rec = _recorded(version)
         assert list(rec) == list(C.CASES)
-        refused = {cid for cid, r in rec.items() if not r["ok"]}
+        refused = {cid for cid, r in rec.items() if not r["ok"]} - {"h200-empty-stage"}
+        assert not rec["h200-empty-stage"]["ok"], version  # no release serves a stage without a layer
         if version in ("0.27.1", "0.28.0"):
             assert not refused, version
         else:
