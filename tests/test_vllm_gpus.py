@@ -451,3 +451,26 @@ def test_a_logged_total_beside_the_named_card_is_taken_and_said() -> None:
     assert rc == 0 and isinstance(doc, dict)
     assert doc["budget"]["gpu_total_bytes"] == round(23.99 * (1 << 30))
     assert doc["budget"]["gpu_total_source"].startswith("--gpu-memory")
+
+
+def test_sm90_sparse_mla_priorities_per_release() -> None:
+    """SM 9.x sparse MLA (``_get_backend_priorities``): FLASH_ATTN_MLA_SPARSE, FLASHMLA_SPARSE; from 0.30
+    FLASHINFER_MLA_SPARSE_SM90 too, last for a 576 head (so it serves only the fp8_e4m3 cache the other two
+    refuse), first for a 512 one unless its ``kv_lora_rank`` is not 512 (recorded:
+    ``tests/fidelity/data/sm90-sparse-mla/``)."""
+
+    def pick(kv: str, head: int = 576, rope: int = 64, sm90: bool = True, dtype: str = "bfloat16") -> str:
+        layer = AttentionSelectorConfig(
+            head, kv, use_sparse=True, model_dtype=dtype, capability=(9, 0), sparse_sm90=sm90, qk_rope_head_dim=rope
+        )
+        return default_backend(layer, True, backend_table(sparse_sm90=sm90))
+
+    assert pick("auto") == "FLASH_ATTN_MLA_SPARSE"
+    assert pick("fp8") == "FLASHMLA_SPARSE"
+    assert pick("fp8_e4m3") == "FLASHINFER_MLA_SPARSE_SM90"
+    assert pick("auto", head=512, rope=0) == "FLASHINFER_MLA_SPARSE_SM90"
+    assert pick("auto", head=512, rope=64) == "FLASH_ATTN_MLA_SPARSE"  # kv_lora_rank 448
+    for refused in (lambda: pick("fp8_e4m3", sm90=False), lambda: pick("fp8_e4m3", dtype="float16")):
+        with pytest.raises(ValueError, match="No valid attention backend"):
+            refused()
+    assert "FLASHINFER_MLA_SPARSE_SM90" not in backend_table()

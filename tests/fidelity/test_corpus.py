@@ -364,12 +364,7 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 
 #: The kinds of disagreement dryboot has with vLLM 0.28.0 (and, the ``-0.32`` ones, 0.32.0) on this
 #: corpus (one line each: the issue's list of what to fix).
-KINDS: dict[str, str] = {
-    "hf-quant-kv-fp8-sparse-mla-0.32": (
-        "ModelOpt FP8 KV cache (auto -> fp8_e4m3) on a sparse MLA model on 0.32.0: vLLM serves it with "
-        "FLASHINFER_MLA_SPARSE_SM90 (plain fp8 latent rows), which dryboot refuses by name (not modelled)"
-    ),
-}
+KINDS: dict[str, str] = {}
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
 KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {}
@@ -381,17 +376,7 @@ KNOWN: dict[str, str] = {
 
 #: Other releases' known disagreements (a partial record: the directories it holds), by release:
 #: case id -> kind, as :data:`KNOWN` is for 0.28.0.
-KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
-    "0.32.0": {
-        "hf-quant-kv-fp8-sparse-mla-0.32": {
-            "nvidia--DeepSeek-V3.2-NVFP4": [0, 1, 3, 6, 8, 10],
-            "nvidia--GLM-5-NVFP4": [0, 1, 3, 6, 8, 10],
-            "nvidia--GLM-5.1-NVFP4": [0, 1, 3, 6, 8, 10],
-            "nvidia--GLM-5.2-NVFP4": [1, 3, 6, 8, 10],
-            "nvidia--GLM-5.3-NVFP4": [1, 3, 6, 8, 10],
-        },
-    },
-}
+KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {}
 KNOWN_RELEASES: dict[str, dict[str, str]] = {
     version: {f"{name}#{i}": KINDS[kind] for kind, dirs in by_kind.items() for name, ix in dirs.items() for i in ix}
     for version, by_kind in KNOWN_RELEASES_BY_KIND.items()

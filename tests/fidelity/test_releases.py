@@ -3499,9 +3499,10 @@ NO_FLIP_CASE = {
     "unverified_architectures": "a refusal of what the oracle cannot build: no release figure to record",
     # pinned by tests/fidelity/test_weights.py over data/weights/recorded-0.27.1.json (29 tiny cases)
     "attention_range_scalars": "a weights-only switch (0.27.1's q/k/v_range): no KV figure moves with it",
-    # pinned by the published-config corpus's 0.28.0 / 0.32.0 records (test_corpus.py: the ModelOpt
-    # sparse MLA cases, Qwen3-30B-A3B-FP8 at TP 4/8) and tests/test_vllm_versions.py, test_vllm_fp8_utils.py
-    "sparse_mla_fp8_e4m3_sm90": "a refusal by name (not modelled) of what 0.30+ serves; the corpus pins it",
+    # pinned by test_sm90_sparse_mla.py (data/sm90-sparse-mla/: 0.29.0 refuses fp8_e4m3 and the name,
+    # 0.30+ serve them with FLASHINFER_MLA_SPARSE_SM90), the published-config corpus's 0.28.0 / 0.32.0
+    # records (test_corpus.py) and tests/test_vllm_versions.py, test_vllm_fp8_utils.py
+    "sparse_mla_fp8_e4m3_sm90": "the SM 9.0 sparse MLA records pin it (this table's cases hold no sparse MLA model)",
     "fp8_moe_block_refine": "flipping it turns the corpus's recorded 0.28.0 refusals (or 0.32.0 plans) into disagreements",
     # pinned by test_sm90_composite.py::test_the_causal_fa3_switch_is_needed (vLLM's selector on the H100 /
     # H200, head size 256 with a multimodal prefix: the composite from 0.31, Triton on 0.30)

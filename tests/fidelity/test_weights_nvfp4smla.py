@@ -10,7 +10,9 @@ configs of ``quant_cases_nvfp4smla.py`` at TP 8. Byte-exact where dryboot answer
 where vLLM or the oracle fails: the checkpoints' fp8 KV cache on SM 9.x before 0.30.0 (no sparse MLA
 backend takes ``fp8_e4m3``), SM 10.0 (FlashInfer's NVFP4 experts; the MLA prefill workspace). From
 0.31.0 the checkpoints' fp8 cache (FLASHINFER_MLA_SPARSE_SM90) holds each layer's
-FLASH_ATTN_MLA_SPARSE ``cu_seqlens_q`` less than a bfloat16 cache (recorded on 0.31.0, H200).
+FLASH_ATTN_MLA_SPARSE ``cu_seqlens_q`` less than a bfloat16 cache (recorded on 0.31.0 and 0.33.0, H200;
+0.33.0's NVFP4 layers and experts go through Humming on SM 9.0, recorded with ``DRYBOOT_HUMMING_PATH``
+holding humming-kernels 0.1.19 as vLLM's CUDA wheel installs it).
 """
 
 from __future__ import annotations
@@ -75,19 +77,20 @@ def test_the_fp8_cache_on_sm90() -> None:
     assert seen >= 6
     fp8 = RECORDED["0.30.0"][f"{DSV32} H200 --tensor-parallel-size 8"]["allocated_bytes"]
     assert fp8 == RECORDED["0.30.0"][f"{DSV32} H200 --tensor-parallel-size 8 {BF16}"]["allocated_bytes"]
-    # 0.31.0: a bfloat16 cache's FLASH_ATTN_MLA_SPARSE layers hold an int32 [8193] cu_seqlens_q each
-    # (33,280 bytes in 512-byte blocks; 61 layers, 78 on GLM-5), the fp8 cache's SM90 backend none
-    for name, layers in ((DSV32, 61), (GLM5, 78)):
-        v31 = RECORDED["0.31.0"]
-        gap = v31[f"{name} H200 --tensor-parallel-size 8 {BF16}"]["allocated_bytes"]
-        assert gap - v31[f"{name} H200 --tensor-parallel-size 8"]["allocated_bytes"] == layers * 33_280
+    # 0.31.0, 0.33.0: a bfloat16 cache's FLASH_ATTN_MLA_SPARSE layers hold an int32 [8193] cu_seqlens_q
+    # each (33,280 bytes in 512-byte blocks; 61 layers, 78 on GLM-5), the fp8 cache's SM90 backend none
+    for version in ("0.31.0", "0.33.0"):
+        for name, layers in ((DSV32, 61), (GLM5, 78)):
+            rows = RECORDED[version]
+            gap = rows[f"{name} H200 --tensor-parallel-size 8 {BF16}"]["allocated_bytes"]
+            assert gap - rows[f"{name} H200 --tensor-parallel-size 8"]["allocated_bytes"] == layers * 33_280
 
 
 def test_corpus_size() -> None:
     """DeepSeek-V3.2-NVFP4 exact on H100 / H200 at 0.28.0 (and on the RTX 5090 under ``auto``: its
     fp8_e4m3 cache taken as fp8_ds_mla, CUTLASS NVFP4 layers) and on H200 at 0.30.0 (its index
-    groups), GLM-5-NVFP4 on H200 at 0.28.0 and 0.30.0, both on H200 at 0.31.0 (the fp8 cache and a
-    bfloat16 one), GLM-5.1 / 5.2 (IndexCache) / 5.3-NVFP4 at 0.28.0."""
+    groups), GLM-5-NVFP4 on H200 at 0.28.0 and 0.30.0, both on H200 at 0.31.0 and 0.33.0 (the fp8 cache
+    and a bfloat16 one), GLM-5.1 / 5.2 (IndexCache) / 5.3-NVFP4 at 0.28.0."""
     exact = {
         (v, row["config"], row["gpu"])
         for v, cases in RECORDED.items()
@@ -101,6 +104,8 @@ def test_corpus_size() -> None:
         ("0.30.0", DSV32, "H200"),
         ("0.31.0", DSV32, "H200"),
         ("0.31.0", GLM5, "H200"),
+        ("0.33.0", DSV32, "H200"),
+        ("0.33.0", GLM5, "H200"),
         ("0.28.0", GLM5, "H200"),
         ("0.30.0", GLM5, "H200"),
         ("0.28.0", "nvidia--GLM-5.1-NVFP4", "H200"),
@@ -111,14 +116,13 @@ def test_corpus_size() -> None:
 
 
 def test_refused_by_name() -> None:
-    """0.32.0+ (not recorded: 0.32.0's NVFP4 layers on SM 9.0 go through Humming, 0.33.0's ModelOpt MoE
-    layers not re-recorded either), SM 10.0
+    """0.29.0 and 0.32.0 (not recorded: 0.32.0's NVFP4 layers on SM 9.0 go through Humming), SM 10.0
     (FlashInfer's NVFP4 experts), another named KV cache dtype."""
     cfg = ns.CONFIGS / DSV32
     for version, cap, sms, kv, why in (
         ("0.32.0", (9, 0), 132, "bfloat16", "Humming kernels"),
-        ("0.29.0", (9, 0), 132, "bfloat16", "checked on vLLM 0.28.0, 0.30.0, 0.31.0 only"),
-        ("0.33.0", (9, 0), 132, "bfloat16", "ModelOpt MoE checkpoints on vLLM 0.33.0"),
+        ("0.29.0", (9, 0), 132, "bfloat16", "checked on vLLM 0.28.0, 0.30.0, 0.31.0, 0.33.0 only"),
+        ("0.33.0", (10, 0), 148, "auto", "SM 10.0"),
         ("0.28.0", (10, 0), 148, "auto", "SM 10.0"),
         ("0.28.0", (9, 0), 132, "fp8_ds_mla", "not recorded"),
         ("0.28.0", (8, 9), 128, "bfloat16", "no sparse MLA backend below SM 9.0"),
@@ -151,3 +155,18 @@ def test_plan_h200_gives_the_weights() -> None:
         assert f"{want:,} bytes" in out, (name, out[-2000:])
     code, out = plan_output(ns.CONFIGS / GLM5, "H200", "--tensor-parallel-size", "8")
     assert code == 2 and "No valid attention backend" in out, out[-2000:]
+
+
+@pytest.mark.parametrize("version", ["0.31.0", "0.33.0"])
+def test_plan_h200_serves_the_fp8_cache(version: str) -> None:
+    """``plan --gpu H200 -tp 8`` under ``auto`` (the checkpoints' fp8_e4m3 cache) on 0.31.0 / 0.33.0: vLLM's
+    weights figure and its FLASHINFER_MLA_SPARSE_SM90 block line (the KV geometry itself:
+    ``test_sm90_sparse_mla.py``), exit 0; before, exit 2 ("whose cache layout dryboot does not model")."""
+    for name in (GLM5, DSV32):
+        want = RECORDED[version][f"{name} H200 --tensor-parallel-size 8"]["allocated_bytes"]
+        code, out = plan_output(ns.CONFIGS / name, "H200", "--tensor-parallel-size", "8", "--vllm-version", version)
+        assert code == 0, out[-2000:]
+        assert f"{want:,} bytes" in out, (name, out[-2000:])
+        assert (
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASHINFER_MLA_SPARSE_SM90 backend(s)." in out
+        )

@@ -213,6 +213,25 @@ BACKENDS: dict[str, AttentionBackend] = {
     )
 }
 
+#: ``FlashInferMLASparseSM90Backend`` (vLLM 0.30+, ``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``):
+#: FlashInfer's SM 9.x sparse MLA kernels; ``MultipleOf(64)`` kernel blocks, bfloat16 models, a 512 (NoPE) or
+#: 576 head (``kv_lora_rank`` 512, a rope of 0 or 64: ``supports_combination``), an ``auto`` / bfloat16 / fp8
+#: / fp8_e4m3 cache stored as plain rows of the head (``get_kv_cache_shape``: ``[blocks, block_size, head]``,
+#: one byte a value for fp8). Only in the tables of the releases that ship it (:func:`backend_table`).
+FLASHINFER_MLA_SPARSE_SM90 = AttentionBackend(
+    "FLASHINFER_MLA_SPARSE_SM90",
+    (KernelBlock(64, multiple_of=True),),
+    True,
+    is_mla=True,
+    kv_cache_dtypes=frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"}),
+    is_sparse=True,
+    model_dtypes=frozenset({"bfloat16"}),
+    head_sizes=frozenset({512, 576}),
+)
+#: the ``kv_lora_rank`` and ropes FLASHINFER_MLA_SPARSE_SM90's kernels take (``supports_combination``)
+SM90_FLASHINFER_SPARSE_KV_LORA_RANK = 512
+SM90_FLASHINFER_SPARSE_ROPES = (0, 64)
+
 #: ``DeepseekV32IndexerBackend`` (``v1/attention/backends/mla/indexer.py``): the backend of the
 #: sparse-attention indexer's key cache, fixed by its layer (not selected): 64-token kernel pages
 #: on CUDA. It is the backend of a DeepSeek-V3.2 model's first attention layer, so the one that
@@ -286,6 +305,18 @@ SM120_MLA_PRIORITIES = ("TRITON_MLA",)
 SM120_SPARSE_MLA_PRIORITIES = ("FLASHINFER_MLA_SPARSE_SM120",)
 
 
+def sm90_sparse_priorities(head_size: int, sparse_sm90: bool) -> tuple[str, ...]:
+    """The sparse MLA backends of ``_get_backend_priorities`` on SM 9.x: :data:`SM90_SPARSE_MLA_PRIORITIES`,
+    and where the release ships ``FLASHINFER_MLA_SPARSE_SM90`` (``sparse_sm90``, 0.30+) that one too: first
+    for a 512 head (``head_size``, elements), last otherwise."""
+    if not sparse_sm90:
+        return SM90_SPARSE_MLA_PRIORITIES
+    sm90 = FLASHINFER_MLA_SPARSE_SM90.name
+    if head_size == 512:
+        return (sm90, *SM90_SPARSE_MLA_PRIORITIES)
+    return (*SM90_SPARSE_MLA_PRIORITIES, sm90)
+
+
 def priorities(layer: AttentionSelectorConfig, is_mla: bool) -> tuple[str, ...]:
     """``_get_backend_priorities`` for ``layer.capability`` (vLLM 0.28.0; docs/gpu-rules.md §2)."""
     major = layer.capability[0]
@@ -296,7 +327,9 @@ def priorities(layer: AttentionSelectorConfig, is_mla: bool) -> tuple[str, ...]:
             if quantized or few_heads:
                 return ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
             return ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE")
-        return SM120_SPARSE_MLA_PRIORITIES if major == 12 else SM90_SPARSE_MLA_PRIORITIES
+        if major == 12:
+            return SM120_SPARSE_MLA_PRIORITIES
+        return sm90_sparse_priorities(layer.head_size, layer.sparse_sm90)
     if is_mla:
         if major == 10:
             return SM100_MLA_PRIORITIES
@@ -364,7 +397,10 @@ class AttentionSelectorConfig:
     :attr:`~dryboot.vllm.versions.VersionRules.composite_causal_fa3`). ``index_topk``: the
     sparse-attention indexer's top-k from the model's config (``None``: none there).
     ``quantized_mm_prefix_triton``: the release's switch
-    (:attr:`~dryboot.vllm.versions.VersionRules.fa_quantized_mm_prefix_sm90`)."""
+    (:attr:`~dryboot.vllm.versions.VersionRules.fa_quantized_mm_prefix_sm90`). ``sparse_sm90``: the release
+    ships ``FLASHINFER_MLA_SPARSE_SM90``
+    (:attr:`~dryboot.vllm.versions.VersionRules.sparse_mla_fp8_e4m3_sm90`); ``qk_rope_head_dim``: an MLA
+    model's rope width (``None``: not MLA), which with the head size gives its ``kv_lora_rank``."""
 
     head_size: int
     kv_cache_dtype: str
@@ -383,6 +419,8 @@ class AttentionSelectorConfig:
     index_topk: int | None = None
     quantized_mm_prefix_triton: bool = False
     composite_causal_fa3: bool = False
+    sparse_sm90: bool = False
+    qk_rope_head_dim: int | None = None
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -396,6 +434,7 @@ _MAJORS: dict[str, frozenset[int]] = {
     "FLASHMLA_SPARSE": frozenset({9, 10}),
     "FLASHINFER_MLA_SPARSE": frozenset({10}),
     "FLASHINFER_MLA_SPARSE_SM120": frozenset({12}),
+    "FLASHINFER_MLA_SPARSE_SM90": frozenset({9}),
     "TRITON_FLASHINFER": frozenset({10}),
     "TRITON_FLASH_ATTN": frozenset({9}),
 }
@@ -430,6 +469,20 @@ def sm120_sparse_reasons(flashinfer: bool, index_topk: int | None) -> list[str]:
     return []
 
 
+def sm90_flashinfer_sparse_reasons(head_size: int, qk_rope_head_dim: int | None) -> list[str]:
+    """Why ``FLASHINFER_MLA_SPARSE_SM90`` (``FlashInferMLASparseSM90Backend.supports_combination``, 0.30+)
+    refuses a sparse MLA layer of ``head_size`` (``kv_lora_rank`` + rope, elements) beyond its lists, in
+    vLLM's words: a ``kv_lora_rank`` other than 512, a rope other than 0 or 64. FlashInfer's SM 9.x MLA
+    kernels (FlashInfer >= 0.6.18, ``has_flashinfer_sm90_nope_mla``) are assumed present, as vLLM's CUDA
+    wheel ships them."""
+    rope = qk_rope_head_dim or 0
+    if head_size - rope != SM90_FLASHINFER_SPARSE_KV_LORA_RANK:
+        return [f"FLASHINFER_MLA_SPARSE_SM90 requires kv_lora_rank={SM90_FLASHINFER_SPARSE_KV_LORA_RANK}"]
+    if rope not in SM90_FLASHINFER_SPARSE_ROPES:
+        return ["FLASHINFER_MLA_SPARSE_SM90 requires qk_rope_head_dim in (0, 64)"]
+    return []
+
+
 def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[str]:
     """The GPU-dependent part of ``validate_configuration`` / ``supports_combination``."""
     cap, major = layer.capability, layer.capability[0]
@@ -449,6 +502,8 @@ def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[st
         out.append("FlashInfer MLA Sparse requires qk_nope_head_dim in [128, 192]")
     if backend == "FLASHINFER_MLA_SPARSE_SM120" and major == 12:
         out.extend(sm120_sparse_reasons(layer.cubin, layer.index_topk))
+    if backend == FLASHINFER_MLA_SPARSE_SM90.name and layer.use_sparse:
+        out.extend(sm90_flashinfer_sparse_reasons(layer.head_size, layer.qk_rope_head_dim))
     if backend == "FLASH_ATTN" and layer.has_sinks and cap < (9, 0):
         out.append("sink not supported on compute capability < 9.0")
     elif backend == "FLASH_ATTN" and layer.has_sinks and major not in (9, 10):
@@ -577,17 +632,22 @@ def is_quantized_kv_cache(kv_cache_dtype: str) -> bool:
     return kv_cache_dtype.startswith(("fp8", "nvfp4")) or kv_cache_dtype.endswith("per_token_head")
 
 
-def backend_table(flashinfer_nvfp4: bool = False, trtllm_nvfp4: bool = False) -> dict[str, AttentionBackend]:
+def backend_table(
+    flashinfer_nvfp4: bool = False, trtllm_nvfp4: bool = False, sparse_sm90: bool = False
+) -> dict[str, AttentionBackend]:
     """:data:`BACKENDS` as a release and GPU declare them: ``flashinfer_nvfp4`` (vLLM 0.32+, SM
     8.x/9.x/12.x) lets FlashInfer serve the ``nvfp4`` cache through its FA2 path
     (``_nvfp4_kv_on_fa2``; not ``nvfp4_4over6``, whose writer needs a scale search);
     ``trtllm_nvfp4`` (SM 10.x with TRT-LLM attention, i.e. ``flashinfer-cubin``) both nvfp4
-    caches."""
+    caches; ``sparse_sm90`` (vLLM 0.30+) adds :data:`FLASHINFER_MLA_SPARSE_SM90`."""
+    table = BACKENDS
+    if sparse_sm90:
+        table = {**table, FLASHINFER_MLA_SPARSE_SM90.name: FLASHINFER_MLA_SPARSE_SM90}
     if not flashinfer_nvfp4 and not trtllm_nvfp4:
-        return BACKENDS
+        return table
     fi = BACKENDS["FLASHINFER"]
     extra = {"nvfp4", "nvfp4_4over6"} if trtllm_nvfp4 else {"nvfp4"}
-    return {**BACKENDS, "FLASHINFER": replace(fi, kv_cache_dtypes=(fi.kv_cache_dtypes or frozenset()) | extra)}
+    return {**table, "FLASHINFER": replace(fi, kv_cache_dtypes=(fi.kv_cache_dtypes or frozenset()) | extra)}
 
 
 def default_backend(

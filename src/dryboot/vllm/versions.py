@@ -179,11 +179,13 @@ class VersionRules:
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import), or whose engine start there
         differs from 0.28.0's in ways not modelled (:data:`UNVERIFIED_REASONS`): refused by name.
-    :param sparse_mla_fp8_e4m3_sm90: an ``fp8_e4m3`` KV cache on a sparse MLA model (what
-        ``auto`` becomes for a ModelOpt checkpoint with an FP8 KV cache) is served on SM90 by
-        ``FLASHINFER_MLA_SPARSE_SM90`` (0.30+: ``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``),
-        a backend dryboot does not model (refused by name); before, no sparse MLA backend takes it
-        (vLLM refuses: no valid attention backend).
+    :param sparse_mla_fp8_e4m3_sm90: the release ships ``FLASHINFER_MLA_SPARSE_SM90`` (0.30+:
+        ``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``; last of the SM 9.x sparse MLA
+        priorities, first for a 512 head), so an ``fp8_e4m3`` KV cache on a sparse MLA model (what
+        ``auto`` becomes for a ModelOpt checkpoint with an FP8 KV cache) is served on SM90, as plain
+        fp8 rows of the head (:data:`~dryboot.vllm.backends.FLASHINFER_MLA_SPARSE_SM90`; recorded:
+        ``tests/fidelity/data/sm90-sparse-mla/``); before, no sparse MLA backend takes it (vLLM
+        refuses: no valid attention backend) and the name is unknown.
     :param fp8_moe_block_refine: a fused MoE whose TP shard of fp8 weight blocks is partial is
         served with its block scales refined to a finer block (0.29+: ``fused_moe/oracle/fp8.py``
         ``refine_fp8_moe_block_shape``); 0.28 refuses it (``Fp8MoEMethod.create_weights``).

@@ -18,6 +18,7 @@ from dryboot.vllm.backends import (
     COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
     DIFFKV_BACKENDS,
+    FLASHINFER_MLA_SPARSE_SM90,
     INKLING_SCONV,
     MINIMAX_M3_SPARSE,
     MINIMAX_M3_SPARSE_INDEXER,
@@ -228,6 +229,8 @@ def backend_for(
         model.attn.index_topk,
         rules.fa_quantized_mm_prefix_sm90,
         rules.composite_causal_fa3,
+        rules.sparse_mla_fp8_e4m3_sm90,
+        model.attn.mla_dims[1] if model.attn.mla_dims else None,
     )
     backend = _resolve_backend(
         name,
@@ -354,7 +357,7 @@ def _resolve_backend(
         layer (vLLM's reasons: head size, KV dtype, ``--block-size``, a multimodal prefix,
         attention sinks; :func:`~dryboot.vllm.backends.invalid_reasons`).
     """
-    table = backend_table(flashinfer_nvfp4, trtllm_nvfp4)
+    table = backend_table(flashinfer_nvfp4, trtllm_nvfp4, layer.sparse_sm90)
     if name is None and custom is not None:
         if layer.use_sparse:
             raise InputError(
@@ -380,7 +383,9 @@ def _resolve_backend(
                 "TRITON_FLASHINFER, SM 9.x: TRITON_FLASH_ATTN); named as a flag it is not modelled",
             )
     if chosen not in table:
-        raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(table)})")
+        # vLLM's words (AttentionBackendEnum's lookup: a name the release does not ship, e.g.
+        # FLASHINFER_MLA_SPARSE_SM90 before 0.30); the options listed are those dryboot models
+        raise InputError(flag, chosen, f"Unknown attention backend: '{chosen}'. Valid options are: {', '.join(table)}")
     backend = table[chosen]
     if backend.is_mla != use_mla:
         what = "an MLA" if use_mla else "a non-MLA"
@@ -1105,25 +1110,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args, given_kv_dtype)
-    # SM 12.x's only sparse backend (FLASHINFER_MLA_SPARSE_SM120) takes fp8_e4m3 as fp8_ds_mla
-    sm12 = args.device.capability[0] == 12
-    sm90_sparse = family_of(model).handed_backend(model, args, args.attention_backend)
-    if (
-        kv_dtype == "fp8_e4m3"
-        and model.sparse_mla
-        and rules.sparse_mla_fp8_e4m3_sm90
-        and not sm12
-        # a family that hands its layers FLASHINFER_MLA_SPARSE_SM90 models its layout (GLM-5.3-Flash)
-        and (sm90_sparse is None or sm90_sparse.name != "FLASHINFER_MLA_SPARSE_SM90")
-    ):
-        raise InputError(
-            "--kv-cache-dtype",
-            args.kv_cache_dtype
-            if args.kv_cache_dtype != "auto"
-            else "auto (fp8_e4m3: the checkpoint's KV quantization)",
-            f"{model.source}: vLLM {rules.version} serves an fp8_e4m3 cache on a sparse MLA model with "
-            "FLASHINFER_MLA_SPARSE_SM90, whose cache layout dryboot does not model",
-        )
+    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90:
+        _check_sparse_fp8_e4m3(model, args, rules)
     log: list[str] = []
     if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
         # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
@@ -1169,6 +1157,27 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         async_scheduling=async_on,
         kv_cache_layout=family_of(model).kv_cache_layout(model),
         memory_notes_at=memory_at,
+    )
+
+
+def _check_sparse_fp8_e4m3(model: ModelGeometry, args: EngineArgs, rules: VersionRules) -> None:
+    """An ``fp8_e4m3`` cache on a sparse MLA model (what ``auto`` becomes for a ModelOpt checkpoint with an
+    FP8 KV cache) on a release that ships ``FLASHINFER_MLA_SPARSE_SM90`` (0.30+): on SM 9.x the backends'
+    selection serves it (``FLASHINFER_MLA_SPARSE_SM90``'s plain fp8 rows, recorded:
+    ``tests/fidelity/data/sm90-sparse-mla/``), on SM 12.x ``FLASHINFER_MLA_SPARSE_SM120`` as ``fp8_ds_mla``.
+
+    :raises InputError: another GPU generation, or on SM 9.x a family that hands its layers another backend
+        than ``FLASHINFER_MLA_SPARSE_SM90`` itself (not verified)."""
+    major = args.device.capability[0]
+    handed = family_of(model).handed_backend(model, args, args.attention_backend) if major == 9 else None
+    if major in (9, 12) and (handed is None or handed.name == FLASHINFER_MLA_SPARSE_SM90.name):
+        return
+    where = f"with {handed.name}, which {model.architecture} hands its layers" if handed else f"on SM {major}.x"
+    raise InputError(
+        "--kv-cache-dtype",
+        args.kv_cache_dtype if args.kv_cache_dtype != "auto" else "auto (fp8_e4m3: the checkpoint's KV quantization)",
+        f"{model.source}: an fp8_e4m3 cache on a sparse MLA model {where} with vLLM {rules.version} is not "
+        "verified (recorded: the backends' own selection on SM 9.0, FLASHINFER_MLA_SPARSE_SM120 on SM 12.x)",
     )
 
 

@@ -71,7 +71,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend, KernelBlock
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, FLASHINFER_MLA_SPARSE_SM90, AttentionBackend, KernelBlock
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import model_dtype_of
 from dryboot.vllm.distributed import pp_stage_ranges
@@ -632,21 +632,6 @@ def indexer_backend(model: ModelGeometry, capability_major: int) -> AttentionBac
     kpool = _caches(model).kpool
     states = PAGED_MQA_STATES[1:] if capability_major == 12 else PAGED_MQA_STATES
     return AttentionBackend("DEEPSEEK_V32_INDEXER", tuple(KernelBlock(kpool * s) for s in states), True, is_mla=True)
-
-
-#: the sparse MLA backend vLLM 0.33.0 picks on SM 9.x for a 512-wide NoPE latent
-#: (``CudaPlatform``'s sparse priorities put ``FLASHINFER_MLA_SPARSE_SM90`` first at head size 512;
-#: ``flashinfer_mla_sparse_sm90.py``: ``MultipleOf(64)`` kernel blocks, bfloat16 models, rows read flat)
-FLASHINFER_MLA_SPARSE_SM90 = AttentionBackend(
-    "FLASHINFER_MLA_SPARSE_SM90",
-    (KernelBlock(64, multiple_of=True),),
-    True,
-    is_mla=True,
-    kv_cache_dtypes=frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"}),
-    is_sparse=True,
-    model_dtypes=frozenset({"bfloat16"}),
-    head_sizes=frozenset({512, 576}),
-)
 
 
 #: the KV cache dtypes FLASH_ATTN_MLA_SPARSE takes

@@ -1416,7 +1416,8 @@ def _walk(
         )
     if family in MLA_FAMILIES and "index_topk" in config:
         _refuse_sm120_sparse(config, par, str(arch))
-    quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
+    sparse_mla = family in MLA_FAMILIES and "index_topk" in config
+    quant = _on_gpu(quant_from_config(config, hf_quant), par, family, sparse_mla)
     if arch in GEMMA3_CONFIG_ONLY and quant.method is not None:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -2831,10 +2832,11 @@ def _nemotron_mlp(
 
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
-#: 0.32.0+ not recorded, refused by name: 0.32.0's NVFP4 layers on SM 9.0 go through Humming),
+#: 0.29.0 and 0.32.0 not recorded, refused by name: 0.32.0's NVFP4 layers on SM 9.0 go through Humming;
+#: 0.33.0's through Humming too, whose layouts are recorded there: on the H200),
 #: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
 #: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
-MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,)}
+MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,), "0.33.0": (9,)}
 
 
 def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
@@ -2847,8 +2849,8 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
     attention backend found"; FLASHMLA_SPARSE and FLASH_ATTN_MLA_SPARSE refuse the dtype); 0.30.0+
     serve it through ``FLASHINFER_MLA_SPARSE_SM90``, which allocates nothing with the model
     (:func:`sm90_sparse_mla_backend`; recorded on 0.30.0 and 0.31.0, where a bfloat16 cache's
-    FLASH_ATTN_MLA_SPARSE layers hold their ``cu_seqlens_q``; its cache layout ``plan`` refuses by
-    name).
+    FLASH_ATTN_MLA_SPARSE layers hold their ``cu_seqlens_q``; its cache, plain fp8 rows, ``plan``
+    models: :data:`~dryboot.vllm.backends.FLASHINFER_MLA_SPARSE_SM90`).
 
     :raises InputError: that ``fp8_e4m3`` cache on SM 9.x before 0.30.0 (vLLM refuses it), another
         named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
@@ -3264,10 +3266,11 @@ def _post_load_host_blocks(quant: Quant, range_blocks: int) -> int:
     return 2 + range_blocks
 
 
-def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
+def _on_gpu(quant: Quant, par: Parallel, family: str = "", sparse_mla: bool = False) -> Quant:
     """A weight-only integer, W8A8 or NVFP4 layout is the kernel's vLLM picks per GPU: the rank's
     GPU joins it. ModelOpt FP8 / NVFP4 without a GPU keep the layout vLLM creates (before its
-    post-load step); with one, the layout after it.
+    post-load step); with one, the layout after it. ``sparse_mla``: a sparse-attention MLA model
+    (``index_topk``; :func:`_scaled_on_gpu`).
 
     :raises InputError: no GPU given (the layout after loading depends on it)."""
     if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
@@ -3275,7 +3278,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
     if quant.method == "fp8" and par.capability is not None:
         quant = replace(quant, scaled=_fp8_post_load(quant, par, family))
     if quant.scaled is not None:
-        return _scaled_on_gpu(quant, quant.scaled, par, family)
+        return _scaled_on_gpu(quant, quant.scaled, par, family, sparse_mla)
     if quant.wna16 is None:
         return quant
     if par.capability is None:
@@ -3494,8 +3497,13 @@ def fp8_ignored_names(ignored: tuple[str, ...], family: str) -> tuple[str, ...]:
     return tuple("visual." + i[len(tower) :] if i.startswith(tower) else text_model_name(i) for i in ignored)
 
 
-def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
-    """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout.
+def _scaled_on_gpu(
+    quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "", sparse_mla: bool = False
+) -> Quant:
+    """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout. ModelOpt MoE
+    checkpoints on vLLM 0.33.0 are checked for sparse-attention MLA models (``sparse_mla``: their attention
+    runs on MLA backends, without FlashInfer's once-per-process KV counter; recorded one config a process:
+    ``quant-recorded-nvfp4smla-0.33.0.json``) only.
 
     :raises InputError: no GPU, a release or GPU whose layout is not checked (named)."""
     if par.capability is None:
@@ -3539,7 +3547,8 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
             f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
             "shared counter buffer while loading; not modelled",
         )
-    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0" and family in MOE_FAMILIES:
+    modelopt_moe = quant.method in ("modelopt", "modelopt_fp4") and family in MOE_FAMILIES
+    if modelopt_moe and par.vllm_version == "0.33.0" and not sparse_mla:
         # the "2 MiB once per process" of the dense ones was FlashInfer's KV counter (SM 8.x, an
         # fp8 KV cache: modelled, _flashinfer_attention); the MoE ones are not re-recorded with it
         raise InputError(
