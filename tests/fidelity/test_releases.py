@@ -3455,6 +3455,12 @@ def test_every_switch_has_a_flip_case() -> None:
 
 #: Switches no recorded case can pin, and why (each has its own test).
 NO_FLIP_CASE = {
+    # pinned by test_fa4_hd256.py::test_switch_is_needed (FA4's head-256 kernel on a faked B200,
+    # data/fa4-hd256/vllm-<release>.json)
+    **{
+        s: "the FA4 head-256 records on SM 10.x pin it (data/fa4-hd256/vllm-<release>.json)"
+        for s in ("fa4_hd256_block", "fa4_hd256_layer_blocks")
+    },
     # pinned by test_weights_sparse_mla_switches.py::test_switch_is_needed (the sparse-MLA weights records)
     **{
         s: "the sparse-MLA weights records pin it (quant-recorded-sparsemla-<release>.json)"

@@ -50,6 +50,8 @@ class AttentionBackend:
         4's fp8 pages, ``_get_sm90_fa4_fp8_kv_block_size`` asked with a layer's spec: head size 512);
         a layer of another head size addresses FlashAttention's 16-multiples (:meth:`for_head`).
         ``None``: every layer addresses ``kernel_blocks``.
+    :param head_kernel_blocks: (head size, kernel blocks) a layer of that head size addresses whatever the
+        model-level answer (FA4's head-256 pages asked with the layer's own spec, 0.31+), checked first.
     """
 
     name: str
@@ -62,11 +64,16 @@ class AttentionBackend:
     model_dtypes: frozenset[str] | None = None
     head_sizes: frozenset[int] | None = None
     kernel_blocks_head: int | None = None
+    head_kernel_blocks: tuple[tuple[int, tuple[KernelBlock, ...]], ...] = ()
 
     def for_head(self, head_size: int) -> AttentionBackend:
         """The backend as a layer of ``head_size`` sees its kernel blocks (``get_supported_kernel_block_sizes``
-        asked with that layer's spec): itself, or FlashAttention's 16-multiples where ``kernel_blocks_head``
-        is another head size (a Gemma-4 sliding layer of head size 256 beside fp8 head-512 layers)."""
+        asked with that layer's spec): those :attr:`head_kernel_blocks` gives that head size, else itself,
+        or FlashAttention's 16-multiples where ``kernel_blocks_head`` is another head size (a Gemma-4
+        sliding layer of head size 256 beside fp8 head-512 layers)."""
+        for size, blocks in self.head_kernel_blocks:
+            if size == head_size:
+                return replace(self, kernel_blocks=blocks, kernel_blocks_head=None, head_kernel_blocks=())
         if self.kernel_blocks_head is None or head_size == self.kernel_blocks_head:
             return self
         return replace(self, kernel_blocks=_M16, kernel_blocks_head=None)
@@ -369,6 +376,55 @@ def flash_attn_version(head_size: int, fa4_forced: bool = False, capability: tup
 def fa4_available(capability: tuple[int, int]) -> bool:
     """``is_fa_version_supported(4)``: the CuTe kernels run on families 90, 100 and 110."""
     return capability[0] in (9, 10, 11)
+
+
+#: FlashAttention 4's head-256 kernel pages (``fa_utils.py`` ``FA4_HD256_PAGE_SIZE``, 0.29.0-0.33.0)
+FA4_HD256_HEAD = 256
+
+
+def uses_fa4_hd256_kernel(head_size: int, capability: tuple[int, int]) -> bool:
+    """Whether FA4 runs a layer of ``head_size`` (its V head the same) on its dedicated head-256 kernel
+    (``fa_utils.py`` ``uses_fa4_hd256_kernel``): head size 256 on SM 10.x or 11.x."""
+    return head_size == FA4_HD256_HEAD and capability[0] in (10, 11)
+
+
+def fa4_hd256_fallback_reason(
+    *, soft_cap: bool, kv_cache_dtype: str, mm_prefix: bool, rswa: bool, decode_context_parallel_size: int
+) -> str | None:
+    """Why FlashAttention leaves FA4's head-256 kernel for FA2 when asked for the model
+    (``fa_utils.py`` ``_fa4_hd256_fallback_reason`` with the engine's config, as
+    ``FlashAttentionBackend._get_fa4_hd256_block_size`` asks it: no sinks, soft cap or block size
+    passed), in vLLM's words; ``None``: the kernel serves. ``soft_cap``: the text config sets
+    ``attn_logit_softcapping``; ``rswa``: the model's R-SWA window (``ModelConfig.rswa_window``)."""
+    if soft_cap:
+        return "logits soft capping"
+    if is_quantized_kv_cache(kv_cache_dtype):
+        return f"quantized KV cache dtype {kv_cache_dtype}"
+    if mm_prefix:
+        return "mm_prefix bidirectional attention"
+    if rswa:
+        return "R-SWA"
+    if decode_context_parallel_size > 1:
+        return "decode context parallelism"
+    return None
+
+
+def fa4_hd256_backend(base: AttentionBackend, page: int, model_level: bool, layer_level: bool) -> AttentionBackend:
+    """FlashAttention's kernel blocks where FA4's head-256 kernel reads ``page``-token pages
+    (``FlashAttentionBackend.get_supported_kernel_block_sizes``, 0.29+): asked for the model
+    (``model_level``: no spec, the model's head size 256 and no fallback) it declares ``[page]``, so its
+    preferred block is ``max(16, page)`` and a ``--block-size`` not a multiple of it is not supported;
+    asked with a layer's spec (``layer_level``, 0.31+ on SM 10.x) a layer of head size 256 gets
+    ``[page]`` too, every other head size FlashAttention's 16-multiples."""
+    pages = (KernelBlock(page),)
+    if not model_level:
+        return replace(base, head_kernel_blocks=((FA4_HD256_HEAD, pages),) if layer_level else ())
+    return replace(
+        base,
+        kernel_blocks=pages,
+        kernel_blocks_head=FA4_HD256_HEAD,
+        head_kernel_blocks=() if layer_level else ((FA4_HD256_HEAD, _M16),),
+    )
 
 
 def head_size_supported(backend: str, head_size: int, capability: tuple[int, int] = (9, 0)) -> bool:

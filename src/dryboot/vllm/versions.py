@@ -105,6 +105,14 @@ class VersionRules:
     :param fa4_fp8_block: on SM90 an fp8 KV cache with head size 512 is served by FlashAttention 4,
         whose kernel reads 64-token pages (0.31+: ``v1/attention/backends/flash_attn.py``
         ``_get_sm90_fa4_fp8_kv_block_size``), or ``None``.
+    :param fa4_hd256_block: FlashAttention on SM 10.x (and SM 11.x where FA4 is forced) runs a layer of
+        head size 256 on FA4's dedicated head-256 kernel, whose pages are this many tokens (0.29+:
+        ``v1/attention/backends/fa_utils.py`` ``uses_fa4_hd256_kernel``, ``FA4_HD256_PAGE_SIZE``; asked
+        with the model's head size, ``flash_attn.py`` ``_get_fa4_hd256_block_size``), or ``None``.
+    :param fa4_hd256_layer_blocks: a layer's own spec asks those pages too (0.31+:
+        ``get_supported_kernel_block_sizes(kv_cache_spec)``, read without the engine's config, so
+        none of the model's fallbacks applies): a head-256 sliding-window layer starts at them; before,
+        asked without a config, it gets FlashAttention's 16-multiples.
     :param fa_quantized_mm_prefix_sm90: FlashAttention refuses a quantized KV cache (fp8, per-token-head,
         nvfp4) of a multimodal-prefix LM on SM 9.0 ("SM90 FP8 KV with mm_prefix requires Triton"), so
         its head-512 fp8 layers are served by the Triton/FlashAttention composite
@@ -364,6 +372,8 @@ class VersionRules:
     mamba_cache_mode_ignored: bool = False
     mamba_all_deprecated: bool = False
     fa4_fp8_block: int | None = None
+    fa4_hd256_block: int | None = None
+    fa4_hd256_layer_blocks: bool = False
     fa_quantized_mm_prefix_sm90: bool = False
     mimo_v2_cache_config: bool = False
     v2_runner_v1_methods: frozenset[str] | None = None
@@ -502,6 +512,7 @@ _V028 = VersionRules(
 _V029 = replace(
     _V028,
     version="0.29.0",
+    fa4_hd256_block=128,
     v1_runner_refuses=frozenset({"dspark", "mixed_dflash", "dflash2"}),
     flashmla_sparse_padded_query=True,
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
@@ -560,6 +571,7 @@ _V031 = replace(
     unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
     fa4_fp8_block=64,
+    fa4_hd256_layer_blocks=True,
     fa_quantized_mm_prefix_sm90=True,
     composite_causal_fa3=True,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),

@@ -321,10 +321,13 @@ class AttentionTraits:
     vLLM names its KV cache group (``rswa``: UnlimitedOCR's ``RSWAAttention``, an ``RSWASpec``
     sized as full attention); ``None``: ``FullAttentionSpec``. ``index_topk``: the sparse-attention
     indexer's top-k (``hf_text_config.index_topk``; the SM 12.x sparse MLA backend takes 2048 only);
-    ``None``: not read."""
+    ``None``: not read. ``config_soft_cap``: the text config sets ``attn_logit_softcapping`` (its class
+    default included), whatever the layers do: FA4's head-256 kernel falls back for the whole model
+    (``fa_utils.py`` ``_fa4_hd256_fallback_reason``, "logits soft capping")."""
 
     attention_sinks: bool = False
     logits_soft_cap: bool = False
+    config_soft_cap: bool = False
     mm_prefix_lm: bool = False
     encoder_only_attention: bool = False
     indexer_head_size: int | None = None

@@ -28,9 +28,12 @@ from dryboot.vllm.backends import (
     backend_table,
     custom_backend,
     default_backend,
+    fa4_hd256_backend,
+    fa4_hd256_fallback_reason,
     invalid_reasons,
     is_quantized_kv_cache,
     priorities,
+    uses_fa4_hd256_kernel,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
 from dryboot.vllm.config.scheduler import encoder_decoder_batched_tokens, verify_max_model_len
@@ -65,7 +68,6 @@ from dryboot.vllm.versions import (
     known_model_types,
     rules_for,
     unverified_reason,
-    version_key,
 )
 
 
@@ -211,6 +213,8 @@ def backend_for(
             head_sizes=base.head_sizes,
             kernel_blocks_head=512,
         )
+    fa4_forced = family_of(model).fa4_all_layers(model, name)
+    flash_attn, hd256_ambiguous = fa4_hd256_flash_attn(model, kv_cache_dtype, args, rules, mm_prefix, fa4_forced)
     layer = AttentionSelectorConfig(
         head_size,
         kv_cache_dtype,
@@ -219,7 +223,7 @@ def backend_for(
         model.sparse_mla,
         model_dtype_of(model, args) if model.sparse_mla else None,
         mm_prefix,
-        family_of(model).fa4_all_layers(model, name),
+        fa4_forced,
         model.attn.encoder_only_attention,
         gpu.capability,
         args.flashinfer_cubin,
@@ -241,9 +245,11 @@ def backend_for(
         layer,
         rules.flashinfer_nvfp4_sm90 and gpu.capability[0] in (8, 9, 12),
         gpu.capability[0] == 10 and args.flashinfer_cubin,
+        flash_attn,
     )
     check_triton_fp8(backend, kv_cache_dtype, args, flag)
-    _refuse_fa4_hd256(backend, model, kv_cache_dtype, args, rules, flag, mm_prefix)
+    if hd256_ambiguous:
+        _refuse_ambiguous_hd256(backend, model, args, flag)
     if backend.name == "FLEX_ATTENTION" and model.attn.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
@@ -251,51 +257,66 @@ def backend_for(
     return backend
 
 
-#: the first release whose FlashAttention serves a head of 256 on SM 10.x / 11.x with FA4's dedicated kernel
-#: (``v1/attention/backends/fa_utils.py`` ``uses_fa4_hd256_kernel``, ``FA4_HD256_PAGE_SIZE`` 128)
-FA4_HD256_RELEASE = "0.29.0"
+def fa4_hd256_flash_attn(
+    model: ModelGeometry, kv_cache_dtype: str, args: EngineArgs, rules: VersionRules, mm_prefix: bool, fa4_forced: bool
+) -> tuple[AttentionBackend | None, bool]:
+    """FlashAttention as FA4's head-256 kernel shapes it (0.29+ on SM 10.x / 11.x:
+    ``flash_attn.py`` ``get_supported_kernel_block_sizes``, ``get_preferred_block_size``), or ``None``
+    where it declares its 16-multiples; and whether the model's head size for that question is
+    ambiguous (heads of 256 beside narrower ones: ``ModelConfig.get_head_size`` is the model class's
+    own, not read here).
 
-
-def _refuse_fa4_hd256(
-    backend: AttentionBackend,
-    model: ModelGeometry,
-    kv_cache_dtype: str,
-    args: EngineArgs,
-    rules: VersionRules,
-    flag: str,
-    mm_prefix: bool,
-) -> None:
-    """From 0.29.0 FlashAttention on SM 10.x / 11.x runs a model whose heads are all 256 wide on FA4's
-    head-256 kernel, which prefers and takes 128-token kernel pages ("Setting kv cache block size to 128
-    for FLASH_ATTN backend.", ``FlashAttentionBackend.get_preferred_block_size``), unless one of
-    ``_fa4_hd256_fallback_reason``'s cases applies (sinks, soft capping, a quantized cache, a
-    ``--block-size`` not a multiple of 128, a multimodal-prefix LM, decode context parallelism; R-SWA not
-    checked here). Not modelled: refused by name (recorded: ``data/pipeline/layouts/``, a Qwen3.5
-    stand-in on a B200, where vLLM takes 384-token blocks and the old answer 288).
-
-    :raises InputError: that kernel serves the model."""
-    heads = {model.attention(k).head_dim for k in model.kinds if k.is_attention}
-    fallback = (
-        model.attn.attention_sinks
-        or model.attn.logits_soft_cap
-        or is_quantized_kv_cache(kv_cache_dtype)
-        or (args.block_size is not None and args.block_size % 128 != 0)
-        or mm_prefix
-        or args.decode_context_parallel_size > 1
+    Asked for the model, FlashAttention runs FA4 by default on SM 10.x (forced elsewhere by the model's
+    config hook: ``fa4_forced``, ``get_flash_attn_version``) and the head-256 kernel where the model's head
+    size (the widest) is 256 and :func:`~dryboot.vllm.backends.fa4_hd256_fallback_reason` gives nothing
+    (sinks are not asked here: a model with sinks keeps the 128-token pages, its layers run FA2).
+    0.31+ asks each layer's spec as well, without the engine's config: a 256-wide layer on SM 10.x
+    then addresses 128-token pages whatever the model's fallback (a soft-capped Gemma-2's sliding
+    layers)."""
+    page, cap = rules.fa4_hd256_block, args.device.capability
+    if page is None or model.use_mla or cap[0] not in (10, 11):
+        return None, False
+    attention = [
+        model.attention(k)
+        for k in model.kinds
+        if k.is_attention and k not in (LayerKind.MLA_INDEXER, LayerKind.MM3_SPARSE, LayerKind.MM3_INDEXER)
+    ]
+    heads = {a.head_dim for a in attention}
+    if not heads:
+        return None, False
+    fallback = fa4_hd256_fallback_reason(
+        soft_cap=model.attn.config_soft_cap,
+        kv_cache_dtype=kv_cache_dtype,
+        mm_prefix=mm_prefix,
+        rswa=model.attn.full_spec_name == "rswa",
+        decode_context_parallel_size=args.decode_context_parallel_size,
     )
-    if (
-        backend.name == "FLASH_ATTN"
-        and args.device.capability[0] in (10, 11)
-        and heads == {256}
-        and not fallback
-        and version_key(rules.version) >= version_key(FA4_HD256_RELEASE)
-    ):
+    fa4 = cap[0] == 10 or fa4_forced
+    model_level = fa4 and fallback is None and uses_fa4_hd256_kernel(max(heads), cap)
+    # without the engine's config the version is the default: FA4 on SM 10.x only
+    layer_level = (
+        rules.fa4_hd256_layer_blocks and cap[0] == 10 and any(a.head_dim == a.head_dim_v == 256 for a in attention)
+    )
+    ambiguous = fa4 and fallback is None and len(heads) > 1 and max(heads) == 256
+    if not (model_level or layer_level):
+        return None, ambiguous
+    return fa4_hd256_backend(BACKENDS["FLASH_ATTN"], page, model_level, layer_level), ambiguous
+
+
+def _refuse_ambiguous_hd256(backend: AttentionBackend, model: ModelGeometry, args: EngineArgs, flag: str) -> None:
+    """FlashAttention on SM 10.x / 11.x for a model whose widest heads are 256 beside narrower ones:
+    whether FA4's head-256 kernel shapes its pages follows ``ModelConfig.get_head_size``, the model
+    class's own answer, which dryboot does not read.
+
+    :raises InputError: naming the backend flag."""
+    if backend.name == "FLASH_ATTN":
+        heads = sorted({model.attention(k).head_dim for k in model.kinds if k.is_attention})
         raise InputError(
             flag,
             backend.name,
-            f"{model.source}: vLLM {rules.version}'s FlashAttention serves a head of 256 on SM "
-            f"{args.device.capability[0]}.x with FA4's head-256 kernel (128-token kernel pages, "
-            "fa_utils.uses_fa4_hd256_kernel), which dryboot does not model",
+            f"{model.source}: heads of {heads} on SM {args.device.capability[0]}.x: whether FlashAttention's FA4 "
+            "head-256 kernel (128-token pages, fa_utils.uses_fa4_hd256_kernel) shapes the blocks follows the "
+            "model's own head size (ModelConfig.get_head_size), which dryboot does not model",
         )
 
 
@@ -347,17 +368,22 @@ def _resolve_backend(
     layer: AttentionSelectorConfig,
     flashinfer_nvfp4: bool = False,
     trtllm_nvfp4: bool = False,
+    flash_attn: AttentionBackend | None = None,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
     FlashAttention's kernels unless a backend is named); ``layer``: what the model's attention
-    layers ask of it.
+    layers ask of it; ``flash_attn``: FlashAttention's declarations where they are not the table's
+    (:func:`fa4_hd256_flash_attn`).
 
     :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
         layer (vLLM's reasons: head size, KV dtype, ``--block-size``, a multimodal prefix,
         attention sinks; :func:`~dryboot.vllm.backends.invalid_reasons`).
     """
     table = backend_table(flashinfer_nvfp4, trtllm_nvfp4, layer.sparse_sm90)
+    if flash_attn is not None:
+        # FA4's head-256 kernel pages (fa4_hd256_flash_attn)
+        table = {**table, "FLASH_ATTN": flash_attn}
     if name is None and custom is not None:
         if layer.use_sparse:
             raise InputError(
@@ -1133,6 +1159,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
     check_cross_attention_backend(model, backend, args.attention_backend)
+    _refuse_drafter_hd256(model, backend, drafter, d_backend, kv_dtype, args, rules)
     family_of(model).verify_release(model, rules)
     if drafter is not None and drafter.model.family == "deepseek":
         # an MLA EAGLE-3 head's layers are built the same way (deepseek_eagle3.py)
@@ -1432,6 +1459,37 @@ def _drafter_caches(
     d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
     d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
     return d_dtype, model_dtype_of(drafter.model, args), d_backend
+
+
+def _refuse_drafter_hd256(
+    model: ModelGeometry,
+    backend: AttentionBackend,
+    drafter: Drafter | None,
+    d_backend: AttentionBackend | None,
+    kv_dtype: str,
+    args: EngineArgs,
+    rules: VersionRules,
+) -> None:
+    """A drafter's layers on FlashAttention where FA4's head-256 kernel shapes FlashAttention's pages
+    (:func:`fa4_hd256_flash_attn`) and the drafter's backend is not the target's own: FlashAttention asks
+    that kernel with the target's head size and config (``_get_fa4_hd256_block_size`` reads
+    ``ModelConfig``) and with each layer's spec, for the target's and the drafter's layers alike; that
+    mix is not modelled (the same backend for both, an MTP module's, is).
+
+    :raises InputError: naming ``--speculative-config``."""
+    if drafter is None or d_backend is None or d_backend.name != "FLASH_ATTN" or d_backend == backend:
+        return
+    mm_prefix = model.attn.mm_prefix_lm and not args.language_model_only
+    target, _ = fa4_hd256_flash_attn(model, kv_dtype, args, rules, mm_prefix, False)
+    if target is None and d_backend == BACKENDS["FLASH_ATTN"]:
+        return
+    raise InputError(
+        "--speculative-config",
+        f"method={drafter.method}",
+        f"{drafter.model.source}: the drafter's FlashAttention layers on SM {args.device.capability[0]}.x beside "
+        "FA4's head-256 kernel (128-token pages, fa_utils.uses_fa4_hd256_kernel, asked with the target's head "
+        "size), on another backend than the target's: not modelled",
+    )
 
 
 def _check_nvfp4_mla(model: ModelGeometry, kv_dtype: str) -> None:

@@ -430,6 +430,7 @@ def geometry(
         "hidden_size": f.opt_int("hidden_size") or f.opt_int("n_embd") or f.opt_int("n_embed") or 0,
         "num_experts": num_experts(f),
         "mm_prefix_lm": is_mm_prefix_lm(f),
+        "config_soft_cap": bool(f.get("attn_logit_softcapping")),
         "encoder_only_attention": architecture in ENCODER_ONLY_WHEN_NOT_CAUSAL and not_causal(f),
     }
     fields.update(extra)
