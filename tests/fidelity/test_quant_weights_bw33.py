@@ -28,6 +28,7 @@ from quant_harness import assert_weights, case_ids, dryboot_weights, load_record
 
 from dryboot.vllm.backends import flashinfer_kv_counter_bytes
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, RankWeights, unmodelled_flashinfer_counter
 
 RECORDED = load_recorded("quant-recorded-bw33-")
 CASES = case_ids(RECORDED)
@@ -128,3 +129,18 @@ def test_mxfp4_gpt_oss_on_blackwell_refused_for_its_experts(gpu: tuple[tuple[int
         max_num_batched_tokens=8192,
     )
     assert report.refused and "MXFP4 experts" in report.refused
+
+
+@pytest.mark.parametrize(
+    ("cap", "fp8_kv", "refused"), [((12, 0), False, False), ((12, 0), True, True), ((9, 0), True, False)]
+)
+def test_walk_without_the_counter_refused_for_a_modelopt_fp8_cache(
+    cap: tuple[int, int], fp8_kv: bool, refused: bool
+) -> None:
+    """A walk that does not ask about the counter: on SM 12.0 a ModelOpt checkpoint's fp8 KV cache
+    is FlashInfer's (FlashAttention 2 takes none), so it is refused by name, not answered without
+    the counter; FlashAttention keeps a 16-bit cache there and fp8 on SM 9.0 (no counter)."""
+    par = Parallel(capability=cap, sm_count=170, vllm_version="0.33.0")
+    config = {"model_type": "olmo2", "num_attention_heads": 32, "hidden_size": 4096}
+    why = unmodelled_flashinfer_counter(config, par, RankWeights(), fp8_kv)
+    assert (why is not None and "multi-CTA KV counter" in why) == refused
