@@ -54,6 +54,7 @@ OTHER_SETS = (
     "quant-recorded-mm3hum-",
     "quant-recorded-nvfp4smla-",
     "quant-recorded-gptqempty-",
+    "quant-recorded-bw33-",
 )
 
 
@@ -95,6 +96,20 @@ def dryboot_weights(configs: Path, row: dict[str, Any], version: str, **flags: A
         max_num_batched_tokens=row.get("max_num_batched_tokens"),
         **flags,
     )
+
+
+def no_token_count(version: str, row: dict[str, Any]) -> bool:
+    """A 0.33.0 row on SM 10.0+ recorded without the scheduler's ``max_num_batched_tokens``, by the
+    recorder before it dropped FlashInfer's shared multi-CTA KV counter before each case (the
+    counter is in a process's first such case only). Where vLLM builds FlashInfer attention (SM
+    10.x; SM 12.x for a ModelOpt fp8 KV cache) dryboot needs the count, which sizes the counter,
+    and refuses by name without it; elsewhere its figure is the row's. The ``bw33`` set
+    (``quant_cases_bw33.py``) re-records these checkpoints with the count, each case fresh."""
+    return version == "0.33.0" and row["capability"][0] >= 10 and row.get("max_num_batched_tokens") is None
+
+
+#: dryboot's refusal where the counter is built and ``max_num_batched_tokens`` is not given
+NO_TOKEN_COUNT = "give max_num_batched_tokens"
 
 
 def assert_weights(report: Any, row: dict[str, Any], why: str | None) -> None:

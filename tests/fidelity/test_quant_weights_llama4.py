@@ -36,8 +36,6 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
     if version == "0.27.1" and sm < 89 and "FP8-" in config and "W8A8" in config:
         return "Humming"  # 0.27.1's fp8 channel / block experts (the oracle lacks humming-kernels)
-    if "ModelOpt" in config and sm >= 100 and version == "0.33.0":
-        return "shared counter buffer"  # FlashInfer attention on Blackwell (QuantRules.blackwell_attention_buffer)
     if "ModelOpt" in config and 100 <= sm < 110:
         return "TRT-LLM"  # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4: the oracle lacks CUDA)
     return None
@@ -56,9 +54,10 @@ def _gated(version: str, row: dict[str, Any]) -> bool:
 
 def test_corpus_size() -> None:
     """Byte-exact: AWQ, GPTQ, AutoRound (GPTQ and AWQ packing) and W4A16 (the wrapper, Scout's and
-    Maverick's text models at their real sizes too) on
-    0.27.1, 0.28.0, 0.30.0 and 0.33.0; W8A8 int8 / fp8, NVFP4 and ModelOpt FP8 / NVFP4 (SM 12.0 too; 10.0
-    refused by name) on 0.27.1, 0.28.0, 0.30.0 and 0.33.0 (0.27.1's fp8 below SM 8.9: Humming, refused by name)."""
+    Maverick's text models at their real sizes too) on 0.27.1, 0.28.0, 0.30.0 and 0.33.0; W8A8 int8 /
+    fp8, NVFP4 and ModelOpt FP8 / NVFP4 (SM 12.0 and 10.0 too: on 0.33.0 with FlashInfer's KV counter
+    in the figure, refused by name before) on 0.27.1, 0.28.0, 0.30.0 and 0.33.0 (0.27.1's fp8 below
+    SM 8.9: Humming, refused by name)."""
     exact: dict[str, set[str]] = {}
     n = 0
     for version, cases in RECORDED.items():

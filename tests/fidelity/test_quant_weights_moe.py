@@ -22,7 +22,17 @@ from typing import Any
 
 import pytest
 import quant_cases_moe as moe
-from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, plan_output, record_live, tp_of
+from quant_harness import (
+    NO_TOKEN_COUNT,
+    assert_weights,
+    case_ids,
+    dryboot_weights,
+    load_recorded,
+    no_token_count,
+    plan_output,
+    record_live,
+    tp_of,
+)
 
 from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_refusal
@@ -40,11 +50,10 @@ def _dryboot(row: dict[str, Any], version: str) -> Any:
 def _refusal(version: str, row: dict[str, Any]) -> str | None:
     """What dryboot must name where it does not give vLLM's figure: a backend vLLM picks with
     packages or kernels the oracle lacks (so the oracle's own choice differs from a real
-    install's), or the release's attention buffer on Blackwell; ``None``: byte-exact."""
+    install's), or the token count that sizes FlashInfer's KV counter on SM 10.x, which 0.33.0's
+    rows there lack (``quant_harness.no_token_count``); ``None``: byte-exact."""
     sm = row["capability"][0] * 10 + row["capability"][1]
     config = row["config"]
-    if quant_rules(version).blackwell_attention_buffer and sm >= 100:
-        return "counter buffer"
     if config.endswith("GPTQ-Int4") and tp_of(row) == 2:
         # 704 per rank, group 128: vLLM's check_moe_marlin_supports_layer sends it to MoeWNA16
         # before any MoE kernel is chosen, on every GPU
@@ -67,6 +76,8 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     if config == "zai-org--GLM-4.5+FP8-block" and sm >= 100:
         # plain fp8 blocks after loading: the experts on SM 10.x (FlashInfer TRT-LLM / DeepGEMM)
         return "fp8 block MoE experts"
+    if no_token_count(version, row) and sm == 100:
+        return NO_TOKEN_COUNT  # FlashInfer's KV counter on SM 10.x, sized by the count the row lacks
     return None
 
 

@@ -42,8 +42,6 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return None  # vLLM (or the oracle) fails: dryboot refuses, whatever it names
     if "FP8-block" in config and (sm >= 100 or version in ("0.29.0", "0.31.0", "0.32.0")):
         return "Gated DeltaNet"  # plain fp8 of the Gated DeltaNet layouts: weights.FP8_GDN_RELEASES / CAPABILITIES
-    if version == "0.33.0" and sm >= 100:
-        return "shared counter buffer"  # FlashInfer attention on Blackwell (QuantRules.blackwell_attention_buffer)
     if ("AWQ" in config or "GPTQ" in config) and tp_of(row) == 2:
         return "intermediate 64 per rank"  # Marlin MoE experts under group 128 (auto_gptq.wna16_experts_bytes)
     if ("W4A16" in config or "GPTQ" in config) and sm >= 100:

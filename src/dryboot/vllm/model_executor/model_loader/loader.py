@@ -29,6 +29,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     checkpoint_rank_weights,
     model_dtype_bytes,
     model_dtype_name,
+    modelopt_fp8_kv_cache,
     rank_weights,
     unmodelled_flashinfer_counter,
 )
@@ -286,6 +287,13 @@ def model_weights(
             why,
         ).line()
         return report
+    # a ModelOpt checkpoint's fp8 KV cache, which ``--kv-cache-dtype auto`` serves as fp8 (vLLM's
+    # ``resolve_kv_cache_dtype_string``: ModelOpt's only; hf_quant_config.json is ModelOpt's)
+    modelopt_kv = (
+        isinstance(qc, Mapping)
+        and ("quantization_config" not in config or str(qc.get("quant_method", "")).startswith("modelopt"))
+        and modelopt_fp8_kv_cache(config, hf_quant)
+    )
     use_headers = has_shards and load_format != "dummy"
     tensors = None
     if _repacked(config, hf_quant) and sm_count is None:
@@ -364,7 +372,7 @@ def model_weights(
                         expert_parallel=expert_parallel,
                     )
                 )
-            if why := unmodelled_flashinfer_counter(config, par, w):
+            if why := unmodelled_flashinfer_counter(config, par, w, modelopt_kv):
                 raise InputError("--gpu", None, why)
             if cutlass_mla_workspace(config, par):
                 w.add("CUTLASS MLA workspace", CUTLASS_MLA_WORKSPACE_BYTES, buffer=True)

@@ -64,7 +64,6 @@ from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import MPLinearLayerConfig, choose_mp_linear_kernel
 from dryboot.vllm.model_executor.layers.quantization import (
     QUANT_RULES,
-    check_attention_buffer,
     quant_rules,
     wna16_from_config,
 )
@@ -83,6 +82,7 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     modelopt_mixed_from_config,
     modelopt_quant,
     text_model_name,
+    w4a16_linear_refusal,
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     CUTLASS_FP8_PAD_FAILS,
@@ -1975,8 +1975,9 @@ def _flashinfer_attention(
     KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache` of a ModelOpt checkpoint). So: SM 10.x (FlashInfer leads its
     priorities; recorded: B200), SM 8.x / 12.x with an fp8 cache (FlashAttention 2 takes none;
     recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090), ``--attention-backend FLASHINFER``
-    anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints on SM 10.0+ are refused by name
-    elsewhere (``blackwell_attention_buffer``). The selector config asked here holds the head
+    anywhere; SM 9.0 keeps FlashAttention. Quantized checkpoints alike (recorded: GPTQ / AWQ /
+    AutoRound, compressed-tensors and ModelOpt on B200 and RTX 5090, ``quant-recorded-bw33-*``).
+    The selector config asked here holds the head
     size, KV cache dtype and GPU only: a layer FlashInfer refuses for another reason (attention
     sinks without ``flashinfer-cubin``) is taken as FlashInfer's (not recorded). ``mm_prefix``: a
     multimodal-prefix LM's layers (``ModelConfig.is_mm_prefix_lm``), which FlashInfer does not
@@ -2070,17 +2071,21 @@ def flashinfer_counter_layers(
             held = need
 
 
-def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank: RankWeights) -> str | None:
+def unmodelled_flashinfer_counter(
+    config: Mapping[str, Any], par: Parallel, rank: RankWeights, fp8_kv: bool = False
+) -> str | None:
     """Why a rank's figure cannot be given: its family's walk does not ask about FlashInfer's KV
     counter (``rank.counter_checked`` false) while vLLM 0.33.0 would build FlashInfer attention for
     the model's attention layers (:func:`_flashinfer_attention`, head size from the text config's
     ``head_dim`` or hidden size / heads: ``num_attention_heads``, GPT-2's ``n_head`` / ``n_embd``,
     Whisper's ``decoder_attention_heads`` / ``d_model``), on SM 10.x or under a named backend or KV
-    cache dtype. ``None``: no such gap (the walk asked, no attention heads in the config, MLA
-    attention (``kv_lora_rank``), a sparse-attention indexer (``index_topk``), another backend)."""
+    cache dtype, or a ModelOpt checkpoint's fp8 KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`,
+    which ``--kv-cache-dtype auto`` resolves to fp8). ``None``: no such gap (the walk asked, no
+    attention heads in the config, MLA attention (``kv_lora_rank``), a sparse-attention indexer
+    (``index_topk``), another backend)."""
     if rank.counter_checked or par.vllm_version != "0.33.0" or par.capability is None:
         return None
-    chosen_default = par.attention_backend is None and par.kv_cache_dtype == "auto"
+    chosen_default = par.attention_backend is None and par.kv_cache_dtype == "auto" and not fp8_kv
     if config.get("index_topk") or (par.capability[0] != 10 and chosen_default):
         # sparse attention (an indexer) has backends of its own; off SM 10.x vLLM's own choice is
         # FlashInfer only for a head size FlashAttention refuses, which such families serve on
@@ -2098,7 +2103,7 @@ def unmodelled_flashinfer_counter(config: Mapping[str, Any], par: Parallel, rank
     if not isinstance(heads, int) or heads <= 0:
         return None
     head_size = head_size or (hidden // heads if isinstance(hidden, int) else 0)
-    if not isinstance(head_size, int) or not _flashinfer_attention(par, head_size):
+    if not isinstance(head_size, int) or not _flashinfer_attention(par, head_size, fp8_kv):
         return None
     sm = f"{par.capability[0]}.{par.capability[1]}"
     return (
@@ -3296,7 +3301,6 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "", sparse_mla: bool = Fa
         )
     wna16 = gptq_empty_read(quant.wna16, par.vllm_version, rules.gptq_empty_read)
     sm = par.capability[0] * 10 + par.capability[1]
-    check_attention_buffer(par.vllm_version, par.capability)
     return replace(
         quant,
         wna16=replace(
@@ -3325,7 +3329,7 @@ FP8_GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 FP8_GDN_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
 FP8_GDN_CAPABILITIES = ((8, 6), (8, 9), (9, 0))
 #: SM 12.0 / 12.1 (the block layers as loaded, as the public SM 12.x boots log them) on these
-#: releases (0.33.0's FlashInfer attention buffer there: refused by name)
+#: releases (0.33.0's there: not recorded, refused by name)
 FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: plain fp8 (``Fp8Config``) after loading, recorded against vLLM (quant_cases_fp8.py): the
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
@@ -3363,12 +3367,16 @@ FP8_MLA_FAMILIES = {"deepseek_v2"}
 FP8_MLA_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the GPUs (SM) on which :data:`FP8_MLA_RELEASES` are recorded: SM 8.6 (Marlin FP8 experts, the
 #: dense block layers and kv_b_proj's copies as on SM 8.9), 8.9, 9.0 (DeepGEMM present) and 12.0 (as
-#: the dense families', recorded without DeepGEMM; 0.33.0 there: its FlashInfer attention buffer,
-#: refused by name). SM 10.x: the oracle's engine start fails importing vLLM's CUTLASS MLA backend
-#: on every release (recorded as the rows' error), so it stays refused
+#: the dense families', recorded without DeepGEMM; 0.33.0 there: not recorded, refused by name as
+#: the dense families' blocks, :data:`FP8_BLOCK_SM12_RELEASES`). SM 10.x: the oracle's engine
+#: start fails importing vLLM's CUTLASS MLA backend on every release (recorded as the rows'
+#: error), so it stays refused
 FP8_MLA_CAPABILITIES = ((8, 6), (8, 9), (9, 0), (12, 0))
 #: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
 FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+#: releases whose plain fp8 block layers on SM 12.x are recorded (0.33.0's there: the oracle
+#: fails, DeepGEMM's scale transform for MiniMax-M2.5 and a fake-tensor error for Qwen3-32B-FP8)
+FP8_BLOCK_SM12_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
 #: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all;
 #: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op)
 FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0")
@@ -3398,7 +3406,8 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     On SM 10.x the block layers take DeepGEMM's UE8M0 scales (``deep_gemm_ue8m0``).
 
     :raises InputError: a family, release or GPU whose fp8 layout after loading is not recorded
-        (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`; one scale per
+        (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`, on SM 12.x outside
+        :data:`FP8_BLOCK_SM12_RELEASES`; one scale per
         tensor below SM 8.9 (Marlin FP8) or on SM 10.x / 12.x outside
         :data:`FP8_TENSOR_BLACKWELL_RELEASES`; MiniMax-M2 on SM 10.x
         (:data:`FP8_UNSTABLE_SM100_FAMILIES`)."""
@@ -3463,12 +3472,15 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
         return ScaledQuant(
             ((("Linear",), scheme),), ignore=fp8_ignored_names(quant.ignored, family), ignore_rule="fp8", plain_fp8=True
         )
-    if 110 <= sm < 120 or (100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES):
+    sm100_unrecorded = 100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES
+    sm120_unrecorded = 120 <= sm < 130 and par.vllm_version not in FP8_BLOCK_SM12_RELEASES
+    if 110 <= sm < 120 or sm100_unrecorded or sm120_unrecorded:
         raise InputError(
             "quantization_config",
             "weight_block_size",
             f"fp8 blocks on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} after loading "
-            f"are not recorded (DeepGEMM's UE8M0 layout: SM 10.x on vLLM {', '.join(FP8_UE8M0_RELEASES)})",
+            f"are not recorded (DeepGEMM's UE8M0 layout: SM 10.x on vLLM {', '.join(FP8_UE8M0_RELEASES)}; SM 12.x on "
+            f"vLLM {', '.join(FP8_BLOCK_SM12_RELEASES)})",
         )
     scheme = ScaledScheme("fp8", "block", quant.block)
     return ScaledQuant(
@@ -3540,13 +3552,6 @@ def _scaled_on_gpu(
             f"NVFP4 on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} goes through the "
             "Humming kernels (ahead of Marlin there), whose layouts on this release are not checked (not recorded)",
         )
-    if rules.blackwell_attention_buffer and sm >= 100:
-        raise InputError(
-            "--gpu",
-            None,
-            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
-            "shared counter buffer while loading; not modelled",
-        )
     modelopt_moe = quant.method in ("modelopt", "modelopt_fp4") and family in MOE_FAMILIES
     if modelopt_moe and par.vllm_version == "0.33.0" and not sparse_mla:
         # the "2 MiB once per process" of the dense ones was FlashInfer's KV counter (SM 8.x, an
@@ -3557,6 +3562,8 @@ def _scaled_on_gpu(
             f"ModelOpt MoE checkpoints on vLLM {par.vllm_version} are not checked (recorded with FlashInfer's "
             "once-per-process KV counter in a process's first case only)",
         )
+    if isinstance(scaled, ModelOptQuant) and (cutedsl := w4a16_linear_refusal(scaled, sm, par.vllm_version)):
+        raise InputError("--gpu", None, cutedsl)
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization import check_attention_buffer, quant_rules
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.mxfp4 import (
     check_modelled,
     gpt_oss_mxfp4_backend,
@@ -69,7 +69,6 @@ def mxfp4_backend(config: Mapping[str, Any], par: W.Parallel) -> str | None:
         raise InputError("--enable-expert-parallel", None, "MXFP4 experts under expert parallelism are not modelled")
     backend = gpt_oss_mxfp4_backend(sm, rules.oai_triton_below)
     check_modelled(backend, sm, par.vllm_version)
-    check_attention_buffer(par.vllm_version, par.capability)
     return backend
 
 

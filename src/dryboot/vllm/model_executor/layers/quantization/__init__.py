@@ -45,9 +45,6 @@ class QuantRules:
         refuses it ("GPTQ group activation ordering (desc_act=True) is no longer supported").
     :param gptq_g_idx_param: ``AutoGPTQLinearMethod.create_weights`` registers ``g_idx`` (0.28; gone
         in 0.33), which Machete keeps.
-    :param blackwell_attention_buffer: on SM 10.0+ the FlashInfer attention layers share a
-        counter buffer allocated at construction (0.33 ``v1/attention/backends/flashinfer.py``
-        ``_get_multi_ctas_kv_counter_buffer``: 1-2 MiB seen), not modelled: refused by name there.
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
@@ -80,7 +77,6 @@ class QuantRules:
     gptq_act_order: bool = True
     gptq_g_idx_param: bool = True
     marlin_layer_workspace: bool = True
-    blackwell_attention_buffer: bool = False
     oai_triton_below: int = 110
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
@@ -107,12 +103,12 @@ QUANT_RULES = {
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
     # 0.31.0: 0.30.0's GPTQ rules, and 0.33.0's kernels: no AllSpark in the CUDA list, no per-layer
     # Marlin workspace (linear layers and MoE experts take the worker's); Humming after Marlin, the
-    # OAI Triton MoE kernels below SM 11.0, no FlashInfer counter buffer on Blackwell
+    # OAI Triton MoE kernels below SM 11.0
     "0.31.0": QuantRules(
         allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False, modelopt_moe=True
     ),
     # 0.32.0: 0.31.0's, with 0.33.0's Humming ahead of Marlin on SM 9.0 (``prioritize_humming``) and
-    # the OAI Triton MoE kernels up to SM 12.x; no FlashInfer counter buffer on Blackwell yet
+    # the OAI Triton MoE kernels up to SM 12.x
     "0.32.0": QuantRules(
         allspark=False,
         gptq_act_order=False,
@@ -129,7 +125,6 @@ QUANT_RULES = {
         gptq_act_order=False,
         gptq_g_idx_param=False,
         marlin_layer_workspace=False,
-        blackwell_attention_buffer=True,
         oai_triton_below=130,
         modelopt_moe=True,
         humming_before_marlin=(90,),
@@ -150,17 +145,3 @@ def quant_rules(version: str) -> QuantRules:
             f"GPTQ/AWQ/AutoRound weights are checked on vLLM {', '.join(QUANT_RULES)} only, not {version}",
         )
     return rules
-
-
-def check_attention_buffer(version: str, capability: tuple[int, int]) -> None:
-    """Refuse a figure after the post-load step where the release's attention allocates what is
-    not modelled while loading (:attr:`QuantRules.blackwell_attention_buffer`).
-
-    :raises InputError: SM 10.0+ on such a release (named)."""
-    if quant_rules(version).blackwell_attention_buffer and capability >= (10, 0):
-        raise InputError(
-            "--gpu",
-            None,
-            f"on SM {capability[0]}.{capability[1]} vLLM {version}'s FlashInfer attention allocates a "
-            "shared counter buffer while loading; not modelled",
-        )

@@ -39,6 +39,7 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -255,6 +256,33 @@ def modelopt_linear_bytes(
     workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
     plain = [("bias", sum(parts) * act_bytes)] if bias else []
     return [*nvfp4_marlin_bytes(sum(parts), k), ("scale", 4), *workspace, *plain]
+
+
+#: the releases whose ``init_nvfp4_linear_kernel(use_a16=True)`` (``kernels/linear/__init__.py``)
+#: prefers FlashInfer's CuTe DSL BF16 x FP4 GEMM (``FlashInferCuteDslNvFp4W4A16LinearKernel``) on SM
+#: 10.0 / 10.3 over Marlin (0.27.1-0.29.0: Marlin there, recorded on B200 with 0.28.0 / 0.29.0)
+W4A16_CUTEDSL_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: the capabilities (``major * 10 + minor``) that kernel is preferred on
+W4A16_CUTEDSL_CAPABILITIES = (100, 103)
+
+
+def w4a16_linear_refusal(q: ModelOptQuant, capability: int, version: str) -> str | None:
+    """Why ``q``'s weight-only NVFP4 linear layers (``W4A16_NVFP4``, MoE experts aside: those go
+    through Marlin's MoE path) on SM ``capability`` under vLLM ``version`` are not given, or
+    ``None``: vLLM prepares them for FlashInfer's CuTe DSL kernel there
+    (:data:`W4A16_CUTEDSL_RELEASES`, ``prepare_bf16_fp4_weights``: a layout not modelled; the
+    oracle cannot run it, recorded as vLLM's failure on B200 with 0.33.0)."""
+    if capability not in W4A16_CUTEDSL_CAPABILITIES or version not in W4A16_CUTEDSL_RELEASES:
+        return None
+    linear = q.algo == "W4A16_NVFP4" or any(
+        algo == "W4A16_NVFP4" and not re.search(r"\.experts(\.|$)", name) for name, algo in q.layers
+    )
+    if not linear:
+        return None
+    return (
+        f"weight-only NVFP4 (W4A16_NVFP4) linear layers on SM {capability // 10}.{capability % 10} with vLLM "
+        f"{version} go through FlashInfer's CuTe DSL BF16 x FP4 kernel, whose prepared layout is not modelled"
+    )
 
 
 def _round_up(x: int, m: int) -> int:
