@@ -1,14 +1,16 @@
 """The Humming set of quantized-weight cases: weight-only integer checkpoints whose group size
-Machete declines, so that vLLM 0.33.0 serves them with ``HummingLinearKernel`` on SM 9.0 (and
-Marlin elsewhere): zero points (AWQ), a bias (Qwen2.5's QKV), padded shapes (Qwen2.5-72B's
-intermediate size per rank at TP 2 and 4, recorded on H100 only), 8-bit weights, and a group size
-(256) that vLLM's GPTQ method refuses (it checks Marlin's group sizes first).
+Machete declines, so that vLLM 0.32.0 / 0.33.0 serve them with ``HummingLinearKernel`` on SM 9.0
+(and Marlin elsewhere): zero points (AWQ), a bias (Qwen2.5's QKV), padded shapes (Qwen2.5-72B's
+intermediate size per rank at TP 2 and 4 on H100; 0.32.0 at TP 1 and on the RTX 4090 too), 8-bit
+weights, and a group size (256) that vLLM's GPTQ method refuses (it checks Marlin's group sizes
+first).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=humming``, and by ``test_quant_humming.py``. Its configs live in
 ``data/weights/quant-configs-humming/`` (each with its ``SOURCE``), vLLM's answers in
 ``data/weights/quant-recorded-humming-<version>.json``, recorded with the unpacked
-``humming-kernels`` wheel on ``DRYBOOT_HUMMING_PATH`` (``quant_fakes.py``).
+``humming-kernels`` wheel the release pins (0.33.0: 0.1.19, 0.32.0: 0.1.17) on ``DRYBOOT_HUMMING_PATH``
+(``quant_fakes.py``).
 """
 
 from __future__ import annotations

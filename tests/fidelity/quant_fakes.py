@@ -35,10 +35,14 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
   pre-repack storage alive. :func:`route_ops` makes that copy a distinct meta tensor and
   :func:`allocated_since` leaves those copies out (:data:`SHADOWS`).
-* **Humming** (``humming-kernels``, a requirement of vLLM 0.33's CUDA wheel; 0.33 ranks it ahead
-  of Marlin on SM 9.0). Where the unpacked wheel is on ``sys.path`` (``record_quant_weights.py``
-  puts ``DRYBOOT_HUMMING_PATH`` there; the boot environment itself is not touched),
-  :func:`humming_stand_ins` lets its plain-Python post-load step run on the meta device. Humming
+* **Humming** (``humming-kernels``, a requirement of vLLM 0.32's and 0.33's CUDA wheels: 0.1.17,
+  0.1.19; both rank it ahead of Marlin on SM 9.0). Where the unpacked wheel is on ``sys.path``
+  (``record_quant_weights.py`` puts ``DRYBOOT_HUMMING_PATH`` there; the boot environment itself is
+  not touched), :func:`humming_stand_ins` lets its plain-Python post-load step run on the meta
+  device. Where the boot environment lacks ``triton`` or ``cuda-bindings`` (0.32.0's CPU torch;
+  0.33.0's CUDA torch brings both), the package's own imports of them get stand-in modules whose
+  names fail when called (:func:`humming_import_stand_ins`: ``tops_bench``'s benchmark timer, the
+  driver calls that launch or load a compiled kernel; none is reached here). Humming
   declares each op's output (``register_op``: the op's own Python body, which skips the kernel for
   a ``FakeTensor``) but asserts CUDA inputs: each op of :data:`HUMMING_OPS` is called with the meta
   tensors wrapped as fake CUDA tensors (``FakeTensor`` over the same meta storage, device
@@ -333,6 +337,77 @@ def route_ops() -> None:
         loader_utils.release_device_memory_under_pressure = lambda *a, **k: None
 
 
+#: modules ``humming-kernels`` imports at import that a CPU boot environment may lack, and what of
+#: them it reaches at import: ``triton`` (``humming/ops/bench.py``: ``triton.testing.do_bench``
+#: inside ``tops_bench``, a throughput benchmark), ``cuda.bindings.driver`` (the ``humming/kernel/*``
+#: launchers and ``humming/jit/runtime.py``: ``cbd.CUlaunchConfig`` in signatures, the driver API
+#: inside ``__call__`` / ``load``, i.e. launching or loading a compiled kernel)
+HUMMING_IMPORT_ONLY = ("triton", "cuda", "cuda.bindings", "cuda.bindings.driver")
+
+
+class _NotHere:
+    """A stand-in for a name of a module absent from the boot environment (:func:`humming_import_stand_ins`):
+    usable in a signature or an annotation, failing loudly when called."""
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _NotHere(f"{self.qualname}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self.qualname} is not in the boot environment and is not run on the meta device")
+
+
+def humming_import_stand_ins() -> list[str]:
+    """Let ``humming-kernels`` import where the boot environment lacks what its package imports
+    at import (:data:`HUMMING_IMPORT_ONLY`; humming-kernels 0.1.17, pinned by vLLM 0.32.0, on
+    0.32.0's CPU torch 2.13.0 has neither ``triton`` nor ``cuda-bindings``). From then on, an
+    ``import`` of an absent one of them *from a module of the ``humming`` package* gets a
+    stand-in module (every attribute a :class:`_NotHere`: calling one raises); every
+    other importer (torch's own ``triton`` probes among them) sees what is installed, and
+    nothing stays in ``sys.modules``. Nothing of them is reached by Humming's post-load step: its
+    ops run through their ``register_op`` shape bodies on fake tensors (:func:`humming_stand_ins`),
+    never a compiled kernel. Called before vLLM imports (vLLM's ``has_humming`` imports the
+    package once and remembers a failure); a second call changes nothing. Returns the modules
+    stood in for."""
+    import builtins
+    import importlib.util
+    import types
+
+    if getattr(builtins.__import__, "humming_stand_ins", None) is not None:  # installed already
+        return list(builtins.__import__.humming_stand_ins)
+    absent: dict[str, types.ModuleType] = {}
+    for name in HUMMING_IMPORT_ONLY:
+        try:
+            present = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # the parent package is absent
+            present = False
+        if not present:
+            mod = types.ModuleType(name)
+            mod.__getattr__ = _NotHere(name).__getattr__  # type: ignore[method-assign]
+            absent[name] = mod
+    for name, mod in absent.items():  # ``import cuda.bindings.driver as cbd`` walks the parents
+        parent, _, child = name.rpartition(".")
+        if parent in absent:
+            setattr(absent[parent], child, mod)
+    real_import = builtins.__import__
+
+    def humming_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        importer = str((globals or {}).get("__name__", ""))
+        if level == 0 and name in absent and (importer == "humming" or importer.startswith("humming.")):
+            # ``import a.b.c`` binds ``a``; ``import a.b.c as x`` / ``from a.b import c`` read on from it
+            return absent[name] if fromlist else absent[name.partition(".")[0]]
+        return real_import(name, globals, locals, fromlist, level)
+
+    if absent:  # kept for the process: vLLM imports more of humming's modules as it picks kernels
+        humming_import.humming_stand_ins = sorted(absent)  # type: ignore[attr-defined]
+        builtins.__import__ = humming_import
+    return sorted(absent)
+
+
 def humming_stand_ins() -> bool:
     """Let Humming's post-load step run on the meta device (module docstring); False where the
     ``humming`` package is not importable (vLLM then never picks it: ``has_humming``)."""
@@ -341,6 +416,8 @@ def humming_stand_ins() -> bool:
     if importlib.util.find_spec("humming") is None:
         return False
     import types
+
+    humming_import_stand_ins()
 
     import humming.device as hdevice
     import humming.ops as hops
@@ -388,14 +465,17 @@ def humming_stand_ins() -> bool:
         is_ppu = False
 
     hutils_device._extension = types.SimpleNamespace(_DeviceInfo=_DeviceFacts)  # type: ignore[assignment]
-    real_new = hdevice.DeviceInfo.__new__
+    # the constructor that reads the device: ``__new__`` (0.1.19: one shared instance a device),
+    # ``__init__`` (0.1.17)
+    ctor = "__new__" if "__new__" in vars(hdevice.DeviceInfo) else "__init__"
+    real_ctor = getattr(hdevice.DeviceInfo, ctor)
 
-    def device_info_new(cls: Any, index: Any = None) -> Any:
+    def device_info_ctor(first: Any, index: Any = None) -> Any:
         if isinstance(index, torch.device) and index.type == "meta":
             index = 0
-        return real_new(cls, index)
+        return real_ctor(first, index)
 
-    hdevice.DeviceInfo.__new__ = device_info_new  # type: ignore[method-assign]
+    setattr(hdevice.DeviceInfo, ctor, device_info_ctor)
     torch.accelerator.current_device_index = lambda: 0
     real_cuda_device = torch.cuda.device
 

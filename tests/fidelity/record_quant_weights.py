@@ -29,8 +29,9 @@ ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case s
 ``LOAD_WEIGHTS`` runs vLLM's loader over their tensors before the post-load step),
 ``RECORD_WORKSPACE`` sets up the worker's workspace manager before each case (as a set's
 ``WORKSPACE`` does; rows marked ``workspace``), ``DRYBOOT_HUMMING_PATH`` a folder
-holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
-where a CUDA install does; each row records the package's version as ``humming``).
+holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.32 / 0.33 then pick Humming
+where a CUDA install does; its imports of an absent ``triton`` / ``cuda-bindings`` stood in for before vLLM
+first imports it, ``quant_fakes.humming_import_stand_ins``; each row records the package's version as ``humming``).
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
@@ -428,6 +429,8 @@ def main() -> int:
     if os.environ.get("DRYBOOT_HUMMING_PATH"):  # the unpacked humming-kernels wheel (quant_fakes.py)
         sys.path.insert(0, os.environ["DRYBOOT_HUMMING_PATH"])
     qf = _load("quant_fakes", HERE / "quant_fakes.py")
+    if importlib.util.find_spec("humming") is not None:  # before vLLM's has_humming imports it
+        qf.humming_import_stand_ins()
     qf.VALUE_ONLY.update(VALUE_ONLY_KERNELS)
     qf.define_ops()
     es = _load("engine_start", ENGINE_START)

@@ -1,17 +1,20 @@
-"""vLLM 0.33.0's Humming kernels (``humming-kernels``) on SM 9.0: where they serve, and what they keep.
+"""vLLM 0.32.0's and 0.33.0's Humming kernels (``humming-kernels``) on SM 9.0: where they serve, and what they keep.
 
 vLLM 0.33.0's ``layers/quantization/utils/humming/priority.py`` (``prioritize_humming``) moves
 Humming directly ahead of Marlin in every kernel list on SM 9.0 only
 (``_HUMMING_PREFERRED_CAPABILITIES``): the mixed-precision list (Machete, Humming, Marlin, ...),
 the NVFP4 list and the fused-MoE backend lists. 0.27.1-0.30.0 have no ``prioritize_humming``.
 
-The cases are recorded by ``record_quant_weights.py`` with the unpacked ``humming-kernels`` 0.1.19
-wheel (the release 0.33.0's CUDA wheel pins) on ``DRYBOOT_HUMMING_PATH``: its own post-load step
-runs on the meta device through its own shape declarations (``quant_fakes.humming_stand_ins``).
-They are the H100 rows of the other sets' 0.33.0 files (each with ``"humming": "0.1.19"``) and the
-Humming set of ``quant_cases_humming.py`` (zero points, a bias, padded shapes, 8-bit weights;
-group 256, which vLLM refuses). Every case is checked in the default run; with ``DRYBOOT_VLLM_PYTHON`` (a 0.33.0 boot
-environment) and ``DRYBOOT_HUMMING_PATH`` set, two are re-recorded live and checked.
+The cases are recorded by ``record_quant_weights.py`` with the unpacked ``humming-kernels`` wheel
+each release's CUDA wheel pins on ``DRYBOOT_HUMMING_PATH`` (0.33.0: 0.1.19; 0.32.0: 0.1.17, whose
+imports of ``triton`` and ``cuda-bindings`` are stood in for: ``quant_fakes.humming_import_stand_ins``):
+its own post-load step runs on the meta device through its own shape declarations
+(``quant_fakes.humming_stand_ins``). They are the H100 rows of the other sets' 0.33.0 files (each
+with ``"humming": "0.1.19"``), those re-recorded on 0.32.0 (``"humming": "0.1.17"``) and the
+Humming set of ``quant_cases_humming.py`` on both releases (zero points, a bias, padded shapes,
+8-bit weights; group 256, which vLLM refuses). Every case is checked in the default run; with
+``DRYBOOT_VLLM_PYTHON`` (a 0.32.0 or 0.33.0 boot environment) and ``DRYBOOT_HUMMING_PATH`` (the
+humming-kernels that release pins) set, two are re-recorded live and checked.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def _humming_rows() -> list[tuple[Path, str, dict[str, Any]]]:
 
 def test_only_0320_and_0330_prefer_humming_and_only_on_sm90() -> None:
     """0.32.0 and 0.33.0 rank Humming first on SM 9.0 (the same ``humming/priority.py``); its
-    layouts are recorded on 0.33.0 only (0.32.0's pin, humming-kernels 0.1.17, imports triton)."""
+    layouts are recorded on both (0.32.0 with its pin, humming-kernels 0.1.17)."""
     assert {v: r.humming_before_marlin for v, r in QUANT_RULES.items()} == {
         "0.27.1": (),
         "0.28.0": (),
@@ -77,7 +80,8 @@ def test_only_0320_and_0330_prefer_humming_and_only_on_sm90() -> None:
         "0.32.0": (90,),
         "0.33.0": (90,),
     }
-    assert [v for v, r in QUANT_RULES.items() if not r.humming_checked] == ["0.32.0"]
+    assert {v for v in RECORDED} == {"0.32.0", "0.33.0"}
+    assert {row["humming"] for row in RECORDED["0.32.0"].values()} == {"0.1.17"}
 
 
 def _g(group: int) -> MPLinearLayerConfig:
@@ -135,7 +139,8 @@ def test_every_humming_case_is_exact() -> None:
     kernels: set[str] = set()
     exact = 0
     for configs, version, row in rows:
-        assert version == "0.33.0" and row["capability"] == [9, 0] and row.get("humming") == "0.1.19"
+        pin = {"0.32.0": "0.1.17", "0.33.0": "0.1.19"}  # the humming-kernels each CUDA wheel pins
+        assert row["capability"] == [9, 0] and row.get("humming") == pin[version], (version, row["config"])
         # (a uniform ModelOpt checkpoint on 0.33.0 included: its "2 MiB once per process" was
         # FlashInfer's KV counter on SM 8.x, never on SM 9.0's FlashAttention)
         report = dryboot_weights(configs, row, version)
@@ -148,8 +153,8 @@ def test_every_humming_case_is_exact() -> None:
 
 
 def test_kernels_per_gpu() -> None:
-    """The Humming set: Humming on SM 9.0 (0.33.0), Marlin on SM 8.9."""
-    for row in RECORDED["0.33.0"].values():
+    """The Humming set: Humming on SM 9.0 (0.32.0, 0.33.0), Marlin on SM 8.9."""
+    for row in (r for cases in RECORDED.values() for r in cases.values()):
         if not row["ok"]:
             continue
         linear = {k for k in row["kernels"] if k.endswith("LinearKernel")}
@@ -160,23 +165,23 @@ def test_kernels_per_gpu() -> None:
 def test_gptq_group_sizes_marlin_takes_only() -> None:
     """vLLM's GPTQ and AWQ methods check Marlin's group sizes at construction on every CUDA GPU
     (``verify_marlin_supported``), before any kernel is chosen: group 256 is refused even where
-    Humming would serve it (recorded: H100 and RTX 4090 on 0.33.0)."""
+    Humming would serve it (recorded: H100 and RTX 4090 on 0.32.0 and 0.33.0)."""
     cfg = hc.CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g256"
-    for version, cap in (("0.33.0", (9, 0)), ("0.33.0", (8, 9)), ("0.30.0", (9, 0))):
+    for version, cap in (("0.33.0", (9, 0)), ("0.33.0", (8, 9)), ("0.32.0", (9, 0)), ("0.30.0", (9, 0))):
         refused = model_weights(cfg, compute_capability=cap, sm_count=132, vllm_version=version).refused or ""
         assert "Marlin does not support group_size = 256" in refused, (version, cap, refused)
 
 
 @pytest.mark.skipif(
     not (os.environ.get("DRYBOOT_VLLM_PYTHON") and os.environ.get("DRYBOOT_HUMMING_PATH")),
-    reason="needs a 0.33.0 boot environment (DRYBOOT_VLLM_PYTHON) and the unpacked humming-kernels wheel "
+    reason="needs a 0.32.0 / 0.33.0 boot environment (DRYBOOT_VLLM_PYTHON) and the unpacked humming-kernels wheel "
     "(DRYBOOT_HUMMING_PATH)",
 )
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record two Humming cases with the boot environment's vLLM and check dryboot against them."""
     names = ["Qwen--Qwen2.5-1.5B+GPTQ-Int4-g32", "Qwen--Qwen2.5-7B+AWQ-g32"]
     doc = record_live(tmp_path, names, RECORD_SET="humming", RECORD_GPUS="H100", RECORD_TPS="2", RECORD_FAST="1")
-    assert doc["vllm"] == "0.33.0" and len(doc["cases"]) == 2
+    assert doc["vllm"] in ("0.32.0", "0.33.0") and len(doc["cases"]) == 2
     for row in doc["cases"].values():
         assert row["ok"] and "HummingLinearKernel" in row["kernels"], row.get("error")
         report = dryboot_weights(hc.CONFIGS, row, doc["vllm"])

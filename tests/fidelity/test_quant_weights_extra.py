@@ -52,13 +52,6 @@ def _modelopt(row: dict[str, Any]) -> bool:
     return bool(row["config"].startswith("nvidia--") and "+CT-" not in row["config"])
 
 
-def _humming(version: str, row: dict[str, Any]) -> bool:
-    """0.32.0 ranks the Humming kernels ahead of Marlin on SM 9.0 (as 0.33.0 does) but its NVFP4
-    layouts there are not recorded (its humming-kernels 0.1.17 does not import on the CPU): refused
-    by name."""
-    return version == "0.32.0" and row["capability"] == [9, 0] and "NVFP4" in row["config"]
-
-
 def _deep_gemm(version: str, row: dict[str, Any]) -> bool:
     """fp8 blocks on SM 9.0+ outside 0.28.0: a CUDA install's DeepGEMM (vendored by the wheel) takes
     them, whose scale layout this set's oracle (without DeepGEMM) does not run: refused by name."""
@@ -80,7 +73,7 @@ def _exact(version: str, row: dict[str, Any]) -> bool:
         return False
     if "A3B" in row["config"] and (version not in MARLIN_MOE_RELEASES or row["capability"][0] >= 10):
         return False
-    if _humming(version, row) or _deep_gemm(version, row):
+    if _deep_gemm(version, row):
         return False
     return bool(row["ok"])
 
@@ -105,8 +98,8 @@ def test_corpus_size() -> None:
 def test_later_releases_recorded_at_tp1() -> None:
     """0.29.0 to 0.32.0 (recorded at TP 1 on the five GPUs, and 0.30.0 at TP 2 too): int8, fp8
     channel, NVFP4 (Marlin below SM 10.0, FlashInfer on B200 / RTX 5090) and the published
-    ModelOpt FP8 / NVFP4 checkpoints byte-exact on every GPU but 0.32.0's H100 NVFP4 rows
-    (Humming there, not recorded: refused by name); ModelOpt FP8 on the RTX 3090 through CUTLASS
+    ModelOpt FP8 / NVFP4 checkpoints byte-exact on every GPU (0.32.0's H100 NVFP4 rows through
+    Humming, recorded with humming-kernels 0.1.17); ModelOpt FP8 on the RTX 3090 through CUTLASS
     on 0.29.0 / 0.30.0, Marlin on 0.31.0 / 0.32.0."""
     gpus = {g for g, _, _ in extra.GPUS}
     dense = (
@@ -119,8 +112,6 @@ def test_later_releases_recorded_at_tp1() -> None:
     for version in ("0.29.0", "0.30.0", "0.31.0", "0.32.0"):
         exact = {(r["config"], r["gpu"]) for r in RECORDED[version].values() if _exact(version, r)}
         want = {(c, g) for c in dense for g in gpus}
-        if version == "0.32.0":
-            want -= {(c, "H100") for c in dense if "NVFP4" in c}
         assert want <= exact, (version, want - exact)
         for row in RECORDED[version].values():
             if _exact(version, row):
@@ -161,9 +152,6 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         # Marlin MoE experts are checked on 0.27.1 / 0.28.0, SM 7.5-9.x (recorded there only)
         assert any(w in (report.refused or "") for w in ("0.28.0 only", "SM 7.5-9.x")), report.refused
         return
-    if _humming(version, row):
-        assert "Humming" in (report.refused or ""), report.refused
-        return
     if _deep_gemm(version, row):
         assert "DeepGEMM" in (report.refused or ""), report.refused
         return
@@ -202,7 +190,7 @@ def test_modelopt_on_033_holds_flashinfers_counter() -> None:
 
 def test_kernel_per_gpu_is_vllms() -> None:
     """The kernels vLLM chose, which the layouts follow: fp8 through Marlin (weight-only) below SM
-    8.9, NVFP4 through Marlin below SM 10.0 (Humming on SM 9.0 in 0.33.0) and FlashInfer from it,
+    8.9, NVFP4 through Marlin below SM 10.0 (Humming on SM 9.0 in 0.32.0 / 0.33.0) and FlashInfer from it,
     int8 through CUTLASS."""
     checked = 0
     for version, cases in RECORDED.items():
@@ -211,7 +199,7 @@ def test_kernel_per_gpu_is_vllms() -> None:
             if not row["ok"] or not kernels:
                 continue
             sm = row["capability"][0] * 10 + row["capability"][1]
-            humming = version == "0.33.0" and sm == 90  # Humming ahead of Marlin (recorded with it)
+            humming = version in ("0.32.0", "0.33.0") and sm == 90  # Humming ahead of Marlin (recorded with it)
             if humming and "NVFP4" in row["config"]:
                 assert row.get("humming") and kernels == {"HummingNvFp4LinearKernel"}, (row["config"], kernels)
             elif "W4A16" in row["config"]:  # the MoE model's attention and router (group 32: not Machete)

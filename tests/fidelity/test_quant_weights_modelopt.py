@@ -93,11 +93,11 @@ def test_corpus_size() -> None:
     assert {("0.30.0", moe, "RTX 3090", t) for t in "12"} <= exact
     assert {(v, moe, g, "1") for v in ("0.27.1", "0.30.0") for g in ("H100", "RTX 5090")} <= exact
     # 0.29.0 / 0.31.0 / 0.32.0 at TP 1, both checkpoints (0.32.0's H100: Humming ahead of Marlin,
-    # refused); 0.29.0's MIXED_PRECISION hybrid at TP 2 too
+    # recorded with humming-kernels 0.1.17); 0.29.0's MIXED_PRECISION hybrid at TP 2 too
     for v, gpus in (
         ("0.29.0", ("RTX 3090", "RTX 4090", "H100", "RTX 5090")),
         ("0.31.0", ("RTX 3090", "H100")),
-        ("0.32.0", ("RTX 3090", "RTX 4090", "RTX 5090")),
+        ("0.32.0", ("RTX 3090", "RTX 4090", "H100", "RTX 5090")),
     ):
         assert {(v, c, g, "1") for c in (QWEN36.name, moe) for g in gpus} <= exact, v
     assert {("0.29.0", QWEN36.name, g, "2") for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090", "B200")} <= exact
@@ -106,7 +106,7 @@ def test_corpus_size() -> None:
 
 def test_kernels_are_vllms() -> None:
     """The kernels the layouts follow: W4A16 NVFP4 linear layers through Marlin on every SM (Humming
-    on SM 9.0 in 0.33.0), FP8
+    on SM 9.0 in 0.32.0 / 0.33.0), FP8
     through Marlin below SM 8.9 (CUTLASS on 0.30.0, whose generic ModelOpt method picks it there)
     and CUTLASS / FlashInfer from it, NVFP4 experts as one ``ModelOptNvFp4FusedMoE`` per MoE layer."""
     checked = 0
@@ -115,7 +115,7 @@ def test_kernels_are_vllms() -> None:
             if not row["ok"] or row["config"] != QWEN36.name:
                 continue
             k = row["kernels"]
-            humming = version == "0.33.0" and row["capability"] == [9, 0]  # ahead of Marlin there
+            humming = version in ("0.32.0", "0.33.0") and row["capability"] == [9, 0]  # ahead of Marlin there
             nvfp4 = "HummingNvFp4LinearKernel" if humming else "MarlinNvFp4LinearKernel"
             assert k[nvfp4] == 81 and k["ModelOptNvFp4FusedMoE"] == 40, k
             fp8 = {n for n in k if "FP8" in n}
@@ -167,10 +167,6 @@ def test_refusals_name_what_is_missing() -> None:
     # a release whose ModelOpt MoE layouts are not checked
     assert "0.26.0" in (
         model_weights(QWEN36, compute_capability=(8, 6), sm_count=82, vllm_version="0.26.0").refused or ""
-    )
-    # 0.32.0 on SM 9.0: Humming ahead of Marlin, its layouts not recorded there
-    assert "Humming" in (
-        model_weights(QWEN36, compute_capability=(9, 0), sm_count=132, vllm_version="0.32.0").refused or ""
     )
 
 

@@ -46,8 +46,6 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "intermediate 64 per rank"  # Marlin MoE experts under group 128 (auto_gptq.wna16_experts_bytes)
     if ("W4A16" in config or "GPTQ" in config) and sm >= 100:
         return "SM 7.5-9.x only"  # symmetric Marlin MoE experts on Blackwell (another backend)
-    if version == "0.32.0" and sm == 90 and any(k in config for k in ("AWQ", "GPTQ", "W4A16", "NVFP4")):
-        return "Humming"  # 0.32.0 ranks Humming ahead of Marlin on SM 9.0, its layouts not recorded
     return None
 
 
@@ -75,7 +73,9 @@ def test_corpus_size() -> None:
         if version not in ("0.32.0", "0.33.0"):
             want.add("tiny-qwen4-exp+GPTQ-Int4-g128")
         assert want <= exact.get(version, set()), version
-    assert n >= 143  # 30 on 0.29.0, 33 on 0.30.0, 30 on 0.31.0, 22 on 0.32.0, 28 on 0.33.0
+    # 30 on 0.29.0, 33 on 0.30.0, 30 on 0.31.0, 27 on 0.32.0 (its H100 rows through Humming, recorded
+    # with humming-kernels 0.1.17), 28 on 0.33.0
+    assert n >= 148
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)

@@ -92,14 +92,14 @@ def test_laguna() -> None:
 def test_minimax_m3_nvfp4_on_0_28() -> None:
     """nvidia/MiniMax-M3-NVFP4 on vLLM 0.28.0 at TP 8: exact on SM 8.9 and 9.0 (Marlin MXFP8 linear
     layers, 240, and NVFP4 Marlin experts, 57 MoE layers, with their per-layer workspaces); on SM 9.0
-    with 0.32.0 (Humming ahead of Marlin, humming-kernels 0.1.17: not recorded) refused by name (0.33.0's
-    Humming layout: test_weights_mm3hum.py)."""
+    0.31.0 (Humming after Marlin, that Marlin layout not recorded there) refused by name (0.32.0's and
+    0.33.0's Humming layout: test_weights_mm3hum.py)."""
     for gpu in ("RTX 4090", "H100"):
         row = RECORDED["0.28.0"][f"{MINIMAX_M3} {gpu} --tensor-parallel-size 8"]
         assert row["kernels"] == {"MarlinMxfp8LinearKernel": 240, "ModelOptNvFp4FusedMoE": 57}, row["kernels"]
         assert_weights(dryboot_weights(fr.CONFIGS, row, "0.28.0"), row, None)
     refused = model_weights(
-        fr.CONFIGS / MINIMAX_M3, tp=8, compute_capability=(9, 0), sm_count=132, vllm_version="0.32.0"
+        fr.CONFIGS / MINIMAX_M3, tp=8, compute_capability=(9, 0), sm_count=132, vllm_version="0.31.0"
     )
     assert "HummingMxfp8LinearKernel" in (refused.refused or ""), refused.refused
 

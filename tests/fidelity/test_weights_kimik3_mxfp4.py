@@ -7,7 +7,8 @@ vLLM 0.27.1-0.33.0 rewrite the published checkpoint's compressed-tensors ``mxfp4
 ``data/weights/quant-recorded-kimik3-<release>.json`` (``RECORD_SET=kimik3``, ``quant_cases_kimik3.py``:
 the published config and a tiny stand-in, TP 8 with and without ``--enable-expert-parallel``, the
 MoonViT tower moved as on a GPU, on A100 (SM 8.0, Marlin) and H100 (SM 9.0: Marlin up to 0.31.0,
-Humming on 0.33.0, recorded with humming-kernels 0.1.19 on ``DRYBOOT_HUMMING_PATH``)). Here: every
+Humming on 0.32.0 / 0.33.0, recorded with the humming-kernels each pins, 0.1.17 / 0.1.19, on
+``DRYBOOT_HUMMING_PATH``)). Here: every
 recorded case byte-exact, the backend per SM and release, the refusals by name.
 """
 
@@ -44,12 +45,14 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_recorded() -> None:
-    assert sorted(RECORDED) == ["0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0"]
+    assert sorted(RECORDED) == ["0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"]
+    pin = {"0.32.0": "0.1.17", "0.33.0": "0.1.19"}
     for version, cases in RECORDED.items():
         assert len(cases) == 8, version  # 2 configs x 2 GPUs x (TP 8, TP 8 with expert parallelism)
         assert all(row["ok"] and row["quantization"] == "mxfp4" for row in cases.values())
-        # Humming where vLLM 0.33.0 ranks it ahead of Marlin (SM 9.0), with the package its CUDA wheel pins
-        assert all((row.get("humming") == "0.1.19") == (version == "0.33.0") for row in cases.values())
+        # Humming where vLLM 0.32.0 / 0.33.0 rank it ahead of Marlin (SM 9.0), with the package each
+        # CUDA wheel pins
+        assert all(row.get("humming") == pin.get(version) for row in cases.values())
 
 
 @pytest.mark.parametrize(("version", "cid"), case_ids(RECORDED))
@@ -111,8 +114,8 @@ def test_refused_by_name_where_not_modelled() -> None:
     assert "FLASHINFER_TRTLLM_MXFP4_MXFP8 backend" in b200
     assert "SM 12.0" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40, vllm_version="0.33.0")
-    assert "checked on vLLM 0.27.1 / 0.28.0 / 0.29.0 / 0.30.0 / 0.31.0 / 0.33.0 only" in refused(
-        compute_capability=(9, 0), sm_count=132, vllm_version="0.32.0"
+    assert "checked on vLLM 0.27.1 / 0.28.0 / 0.29.0 / 0.30.0 / 0.31.0 / 0.32.0 / 0.33.0 only" in refused(
+        compute_capability=(9, 0), sm_count=132, vllm_version="0.34.0"
     )
     fp16 = refused(compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0", dtype="float16")
     assert "not supported for quantization method mxfp4" in fp16

@@ -1,10 +1,11 @@
-"""dryboot's nvidia/MiniMax-M3-NVFP4 weights where vLLM 0.33.0 serves it through Humming, against
-what vLLM holds after loading (issue 33).
+"""dryboot's nvidia/MiniMax-M3-NVFP4 weights where vLLM 0.32.0 and 0.33.0 serve it through Humming,
+against what vLLM holds after loading (issue 33).
 
-The set (``quant_cases_mm3hum.py``): ``data/weights/quant-recorded-mm3hum-0.33.0.json`` holds vLLM's
-own figures (``RECORD_SET=mm3hum record_quant_weights.py`` with humming-kernels 0.1.19 on
-``DRYBOOT_HUMMING_PATH``: the model built by vLLM's loader on the meta device,
-``process_weights_after_loading`` run, every storage still held counted in 512-byte blocks) for the
+The set (``quant_cases_mm3hum.py``): ``data/weights/quant-recorded-mm3hum-<release>.json`` holds vLLM's
+own figures (``RECORD_SET=mm3hum record_quant_weights.py`` with the humming-kernels each release's
+CUDA wheel pins on ``DRYBOOT_HUMMING_PATH``, 0.1.19 for 0.33.0 and 0.1.17 for 0.32.0: the model
+built by vLLM's loader on the meta device, ``process_weights_after_loading`` run, every storage
+still held counted in 512-byte blocks) for the
 published ModelOpt ``MIXED_PRECISION`` config (MXFP8 decoder linear layers, NVFP4 routed experts) on
 H100 / H200 (SM 9.0: ``HummingMxfp8LinearKernel`` and the Humming NVFP4 experts, ahead of Marlin) and
 B200 (SM 10.0: the oracle fails without ``cutlass``) at TP 1, 2, 4 and 8. Every case is checked in
@@ -37,18 +38,27 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     assert_weights(dryboot_weights(mh.CONFIGS, row, version), row, why)
 
 
-def test_corpus_size() -> None:
-    """12 cases: H100 and H200 at TP 1/2/4/8 exact, each with Humming on all 240 decoder linear
-    layers and the 57 MoE layers' experts; B200's four refused (no ``cutlass`` module)."""
-    rows = RECORDED["0.33.0"]
+@pytest.mark.parametrize(("version", "pin"), [("0.33.0", "0.1.19"), ("0.32.0", "0.1.17")])
+def test_corpus_size(version: str, pin: str) -> None:
+    """12 cases a release: H100 and H200 at TP 1/2/4/8 exact, each with Humming on all 240 decoder
+    linear layers and the 57 MoE layers' experts; B200's four refused (no ``cutlass`` module)."""
+    rows = RECORDED[version]
     assert len(rows) == 12
     for gpu in ("H100", "H200"):
         for tp in (1, 2, 4, 8):
             row = rows[f"{MINIMAX_M3} {gpu} --tensor-parallel-size {tp}"]
-            assert row["ok"] and row["humming"] == "0.1.19"
+            assert row["ok"] and row["humming"] == pin
             assert row["kernels"] == {"HummingMxfp8LinearKernel": 240, "ModelOptNvFp4FusedMoE": 57}, row["kernels"]
             assert row["linear_kernels"]["FusedMoEKernel/HummingIndexedExperts"] == 57
     assert all(not rows[f"{MINIMAX_M3} B200 --tensor-parallel-size {tp}"]["ok"] for tp in (1, 2, 4, 8))
+
+
+def test_0_32_holds_what_0_33_holds() -> None:
+    """humming-kernels 0.1.17 under 0.32.0 keeps what 0.1.19 under 0.33.0 keeps: the same figure
+    on every GPU and TP served (the package's shape rules are unchanged between the two)."""
+    for cid, row in RECORDED["0.32.0"].items():
+        if row["ok"]:
+            assert row["allocated_bytes"] == RECORDED["0.33.0"][cid]["allocated_bytes"], cid
 
 
 def test_humming_over_marlin() -> None:
@@ -72,10 +82,10 @@ def test_humming_over_marlin() -> None:
 
 
 def test_refused_by_name() -> None:
-    """0.32.0 on SM 9.0 (Humming ahead of Marlin with humming-kernels 0.1.17: not recorded), an
-    unknown GPU's multiprocessors (Humming's locks) and SM 10.0 stay refused."""
+    """0.31.0 on SM 9.0 (Humming after Marlin there, its Marlin layout not recorded), an unknown
+    GPU's multiprocessors (Humming's locks) and SM 10.0 stay refused."""
     cfg = mh.CONFIGS / MINIMAX_M3
-    for cap, sms, version in (((9, 0), 132, "0.32.0"), ((9, 0), None, "0.33.0"), ((10, 0), 148, "0.33.0")):
+    for cap, sms, version in (((9, 0), 132, "0.31.0"), ((9, 0), None, "0.32.0"), ((10, 0), 148, "0.33.0")):
         rep = model_weights(
             cfg, tp=8, compute_capability=cap, sm_count=sms, vllm_version=version, max_num_batched_tokens=8192
         )

@@ -10,9 +10,9 @@ configs of ``quant_cases_nvfp4smla.py`` at TP 8. Byte-exact where dryboot answer
 where vLLM or the oracle fails: the checkpoints' fp8 KV cache on SM 9.x before 0.30.0 (no sparse MLA
 backend takes ``fp8_e4m3``), SM 10.0 (FlashInfer's NVFP4 experts; the MLA prefill workspace). From
 0.31.0 the checkpoints' fp8 cache (FLASHINFER_MLA_SPARSE_SM90) holds each layer's
-FLASH_ATTN_MLA_SPARSE ``cu_seqlens_q`` less than a bfloat16 cache (recorded on 0.31.0 and 0.33.0, H200;
-0.33.0's NVFP4 layers and experts go through Humming on SM 9.0, recorded with ``DRYBOOT_HUMMING_PATH``
-holding humming-kernels 0.1.19 as vLLM's CUDA wheel installs it).
+FLASH_ATTN_MLA_SPARSE ``cu_seqlens_q`` less than a bfloat16 cache (recorded on 0.31.0, 0.32.0 and 0.33.0,
+H200; 0.32.0's and 0.33.0's NVFP4 layers and experts go through Humming on SM 9.0, recorded with
+humming-kernels 0.1.17 and, through ``DRYBOOT_HUMMING_PATH``, 0.1.19 as vLLM's CUDA wheels install them).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_the_fp8_cache_on_sm90() -> None:
     """SM 9.0 under ``auto`` (the checkpoints' FP8 KV cache): before 0.30.0 vLLM finds no sparse MLA
     backend for ``fp8_e4m3``; 0.30.0 serves it (FLASHINFER_MLA_SPARSE_SM90) with the same weights as
     a bfloat16 cache. Every loaded row: the NVFP4 layers through Marlin, ``ModelOptKVCacheMethod`` on
-    every attention layer."""
+    every attention layer (through Humming on 0.32.0)."""
     seen = 0
     for v, cases in RECORDED.items():
         for row in cases.values():
@@ -89,8 +89,8 @@ def test_the_fp8_cache_on_sm90() -> None:
 def test_corpus_size() -> None:
     """DeepSeek-V3.2-NVFP4 exact on H100 / H200 at 0.28.0 (and on the RTX 5090 under ``auto``: its
     fp8_e4m3 cache taken as fp8_ds_mla, CUTLASS NVFP4 layers) and on H200 at 0.30.0 (its index
-    groups), GLM-5-NVFP4 on H200 at 0.28.0 and 0.30.0, both on H200 at 0.31.0 and 0.33.0 (the fp8 cache
-    and a bfloat16 one), GLM-5.1 / 5.2 (IndexCache) / 5.3-NVFP4 at 0.28.0."""
+    groups), GLM-5-NVFP4 on H200 at 0.28.0 and 0.30.0, both on H200 at 0.31.0, 0.32.0 and 0.33.0 (the fp8
+    cache and a bfloat16 one; 0.32.0 / 0.33.0 through Humming), GLM-5.1 / 5.2 (IndexCache) / 5.3-NVFP4 at 0.28.0."""
     exact = {
         (v, row["config"], row["gpu"])
         for v, cases in RECORDED.items()
@@ -106,6 +106,8 @@ def test_corpus_size() -> None:
         ("0.31.0", GLM5, "H200"),
         ("0.33.0", DSV32, "H200"),
         ("0.33.0", GLM5, "H200"),
+        ("0.32.0", DSV32, "H200"),
+        ("0.32.0", GLM5, "H200"),
         ("0.28.0", GLM5, "H200"),
         ("0.30.0", GLM5, "H200"),
         ("0.28.0", "nvidia--GLM-5.1-NVFP4", "H200"),
@@ -116,12 +118,10 @@ def test_corpus_size() -> None:
 
 
 def test_refused_by_name() -> None:
-    """0.29.0 and 0.32.0 (not recorded: 0.32.0's NVFP4 layers on SM 9.0 go through Humming), SM 10.0
-    (FlashInfer's NVFP4 experts), another named KV cache dtype."""
+    """A release not recorded, SM 10.0 (FlashInfer's NVFP4 experts), another named KV cache dtype."""
     cfg = ns.CONFIGS / DSV32
     for version, cap, sms, kv, why in (
-        ("0.32.0", (9, 0), 132, "bfloat16", "Humming kernels"),
-        ("0.29.0", (9, 0), 132, "bfloat16", "checked on vLLM 0.28.0, 0.30.0, 0.31.0, 0.33.0 only"),
+        ("0.29.0", (9, 0), 132, "bfloat16", "checked on vLLM 0.28.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 only"),
         ("0.33.0", (10, 0), 148, "auto", "SM 10.0"),
         ("0.28.0", (10, 0), 148, "auto", "SM 10.0"),
         ("0.28.0", (9, 0), 132, "fp8_ds_mla", "not recorded"),

@@ -2837,11 +2837,10 @@ def _nemotron_mlp(
 
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
-#: 0.29.0 and 0.32.0 not recorded, refused by name: 0.32.0's NVFP4 layers on SM 9.0 go through Humming;
-#: 0.33.0's through Humming too, whose layouts are recorded there: on the H200),
-#: with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0 on 0.28.0 (CUTLASS NVFP4
-#: layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
-MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,), "0.33.0": (9,)}
+#: 0.29.0 not recorded, refused by name; 0.32.0's and 0.33.0's NVFP4 layers and experts go through Humming on
+#: SM 9.0, recorded there: on the H200), with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0
+#: on 0.28.0 (CUTLASS NVFP4 layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
+MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,), "0.32.0": (9,), "0.33.0": (9,)}
 
 
 def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
@@ -3311,7 +3310,6 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "", sparse_mla: bool = Fa
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
             humming=sm in rules.humming_before_marlin,
-            humming_checked=rules.humming_checked,
             vllm_version=par.vllm_version,
         ),
     )
@@ -3544,14 +3542,6 @@ def _scaled_on_gpu(
         )
     rules = quant_rules(par.vllm_version)
     sm = par.capability[0] * 10 + par.capability[1]
-    nvfp4 = quant.method in ("modelopt_fp4", "modelopt_mixed") or any(s.kind == "nvfp4" for _, s in scaled.groups)
-    if nvfp4 and sm in rules.humming_before_marlin and not rules.humming_checked:
-        raise InputError(
-            "--gpu",
-            None,
-            f"NVFP4 on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} goes through the "
-            "Humming kernels (ahead of Marlin there), whose layouts on this release are not checked (not recorded)",
-        )
     modelopt_moe = quant.method in ("modelopt", "modelopt_fp4") and family in MOE_FAMILIES
     if modelopt_moe and par.vllm_version == "0.33.0" and not sparse_mla:
         # the "2 MiB once per process" of the dense ones was FlashInfer's KV counter (SM 8.x, an

@@ -66,8 +66,8 @@ MODELOPT_REFUSAL = (
     "its layers (linear and expert weights repacked after loading for the GPU's kernel: MXFP8 is modelled on vLLM "
     "0.28.0-0.33.0 on SM 8.6 / 8.9 (Marlin) only: on SM 9.0 the experts go through DeepGEMM or Humming; ModelOpt "
     "MIXED_PRECISION on 0.33.0 on SM 8.6 / 8.9 (Marlin) and 9.0 (Humming: kernels/linear/mxfp8/humming.py "
-    "HummingMxfp8LinearKernel, Humming's NVFP4 experts) and on 0.28.0 on SM 8.9 / 9.0 only: 0.32.0 ranks Humming "
-    "ahead of Marlin on SM 9.0 with humming-kernels 0.1.17, not recorded; SM 10.0+: FlashInfer)"
+    "HummingMxfp8LinearKernel, Humming's NVFP4 experts), on 0.32.0 on SM 9.0 (Humming) and on 0.28.0 on "
+    "SM 8.9 / 9.0 only; SM 10.0+: FlashInfer)"
 )
 
 
@@ -274,10 +274,12 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
 #: the releases and GPUs (capability) on which nvidia/MiniMax-M3-NVFP4 is recorded: through Marlin
 #: (MXFP8 linear layers, NVFP4 experts) 0.33.0 on SM 8.6 / 8.9 (quant_cases_mxfp8.py) and 0.28.0 on
 #: SM 8.9 / 9.0 (quant_cases_fp8rest.py: Humming after Marlin there; each Marlin layer's workspace);
-#: through Humming 0.33.0 on SM 9.0 (quant_cases_mm3hum.py: ``prioritize_humming`` ranks
-#: ``HummingMxfp8LinearKernel`` and the ``HUMMING`` NVFP4 experts ahead of Marlin's)
+#: through Humming 0.32.0 and 0.33.0 on SM 9.0 (quant_cases_mm3hum.py: ``prioritize_humming`` ranks
+#: ``HummingMxfp8LinearKernel`` and the ``HUMMING`` NVFP4 experts ahead of Marlin's; 0.32.0 with
+#: humming-kernels 0.1.17, the same layouts)
 NVFP4_MIXED_CHECKED: dict[str, tuple[tuple[int, int], ...]] = {
     "0.33.0": ((8, 6), (8, 9), (9, 0)),
+    "0.32.0": ((9, 0),),
     "0.28.0": ((8, 9), (9, 0)),
 }
 
@@ -323,7 +325,7 @@ def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[st
         capability=sm,
         sm_count=par.sm_count,
         layer_workspace=workspace,
-        humming=humming and rules.humming_checked,
+        humming=humming,
         kv_cache=bool(quant.get("kv_cache_quant_algo")),
     )
 

@@ -1,7 +1,7 @@
 """What vLLM's Humming kernels keep after ``process_weights_after_loading``, per layer.
 
-vLLM 0.33.0 (``humming-kernels`` 0.1.19, a requirement of its CUDA wheel) moves Humming directly
-ahead of Marlin in every kernel list on SM 9.0 (``layers/quantization/utils/humming/priority.py``
+vLLM 0.32.0 and 0.33.0 (``humming-kernels`` 0.1.17 and 0.1.19, a requirement of each CUDA wheel)
+move Humming directly ahead of Marlin in every kernel list on SM 9.0 (``layers/quantization/utils/humming/priority.py``
 ``prioritize_humming``; ``_HUMMING_PREFERRED_CAPABILITIES = {90}``): the mixed-precision list
 (``HummingLinearKernel``: a weight-only integer layer that Machete declines), the NVFP4 list
 (``HummingNvFp4LinearKernel``) and the fused-MoE backend lists (``HUMMING`` ahead of ``MARLIN``).
@@ -35,8 +35,11 @@ conversions that read values (``convert_symmetric_integer_weight``: sign-magnitu
 code is 0; ``_may_process_global_scale``: one global scale when a fused layer's parts agree, which
 vLLM's NVFP4 schemes already reduce to their maximum) repack in place of the same size.
 
-Checked byte-exact against vLLM 0.33.0 with humming-kernels 0.1.19 on the meta device
-(``tests/fidelity/data/weights/quant-recorded-*0.33.0*.json``, the H100 rows).
+Checked byte-exact against vLLM 0.33.0 with humming-kernels 0.1.19 and vLLM 0.32.0 with 0.1.17 on
+the meta device (``tests/fidelity/data/weights/quant-recorded-*0.33.0*.json`` and ``*0.32.0*.json``,
+the H100 rows recorded with the package): the two packages declare the same shapes
+(``transform.py`` and ``ops/weight.py`` unchanged), and 0.32.0's integration differs from 0.33.0's
+only where no tensor is kept (a cached ``DeviceInfo`` per device, ``replace_parameter``).
 """
 
 from __future__ import annotations

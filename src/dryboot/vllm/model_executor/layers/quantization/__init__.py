@@ -60,11 +60,14 @@ class QuantRules:
         the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
         (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:
         :mod:`dryboot.vllm.model_executor.kernels.linear.humming`.
-    :param humming_checked: the Humming layouts of the release are recorded (0.33.0, with
-        ``humming-kernels`` 0.1.19). 0.32.0 ranks Humming as 0.33.0 does but pins 0.1.17, whose
-        package imports ``triton`` at import (the CPU boot environment has none) and whose
-        integration in vLLM differs from 0.33.0's: a layer or expert Humming takes there is
-        refused by name.
+        Recorded on both releases that rank it so: 0.33.0 with the ``humming-kernels`` 0.1.19 its
+        CUDA wheel pins, 0.32.0 with 0.1.17 (whose package imports ``triton`` and
+        ``cuda-bindings`` at import, absent from the CPU boot environment: the oracle stands them
+        in for humming's own imports, ``quant_fakes.humming_import_stand_ins``). The layouts are
+        the same on both: the package's shape rules (``transform.py``, ``ops/weight.py``) are
+        unchanged between 0.1.17 and 0.1.19, and 0.32.0's integration differs from 0.33.0's in
+        what keeps no tensor (``utils/humming.py`` ``_patch_humming``, a cached ``DeviceInfo``;
+        ``replace_parameter`` in place of a new ``Parameter``; the MoE forward's alignment).
     :param gptq_empty_read: how ``utils/gptq_utils.py`` ``is_layer_gptq_quantized`` reads GPTQ's
         ``modules_in_block_to_quantize`` left empty by a checkpoint holding no quantized tensor
         (:func:`~dryboot.vllm.model_executor.layers.quantization.auto_gptq.gptq_empty_read`):
@@ -81,7 +84,6 @@ class QuantRules:
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
-    humming_checked: bool = True
     gptq_empty_read: str = "unquantized"
 
 
@@ -107,7 +109,8 @@ QUANT_RULES = {
     "0.31.0": QuantRules(
         allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False, modelopt_moe=True
     ),
-    # 0.32.0: 0.31.0's, with 0.33.0's Humming ahead of Marlin on SM 9.0 (``prioritize_humming``) and
+    # 0.32.0: 0.31.0's, with 0.33.0's Humming ahead of Marlin on SM 9.0 (``prioritize_humming``; its
+    # layouts 0.33.0's: quant-recorded-humming-0.32.0.json, quant-recorded-mm3hum-0.32.0.json) and
     # the OAI Triton MoE kernels up to SM 12.x
     "0.32.0": QuantRules(
         allspark=False,
@@ -117,7 +120,6 @@ QUANT_RULES = {
         oai_triton_below=130,
         modelopt_moe=True,
         humming_before_marlin=(90,),
-        humming_checked=False,
         gptq_empty_read="quantized",
     ),
     "0.33.0": QuantRules(

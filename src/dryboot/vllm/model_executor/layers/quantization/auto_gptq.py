@@ -45,13 +45,6 @@ NO_QUANTIZED_TENSOR = "(no quantized tensor in the checkpoint)"
 #: what dryboot names where an empty list read from the checkpoint is not served as modelled
 WHY_NO_QUANTIZED_TENSOR = "the checkpoint holds no quantized tensor (only F16 / BF16 / F32 in its headers)"
 
-#: why a layer the release serves with Humming is refused where its layout is not recorded
-#: (:attr:`WNA16.humming_checked`)
-HUMMING_UNCHECKED = (
-    "the release serves it with its Humming kernel on this GPU (ahead of Marlin), whose layout is recorded on "
-    "vLLM 0.33.0 (humming-kernels 0.1.19) only; not modelled"
-)
-
 
 @dataclass(frozen=True)
 class LayerScheme:
@@ -92,9 +85,6 @@ class WNA16:
     :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
     :param humming: the release ranks the Humming kernels ahead of Marlin on this GPU
         (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_before_marlin`).
-    :param humming_checked: the release's Humming layouts are recorded
-        (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_checked`); a
-        layer or expert Humming takes is refused by name where not.
     """
 
     packing: str
@@ -111,7 +101,6 @@ class WNA16:
     g_idx_param: bool = True
     layer_workspace: bool = True
     humming: bool = False
-    humming_checked: bool = True
     #: the release serving it (compressed-tensors' ``ignore`` on a fused layer differs)
     vllm_version: str = "0.28.0"
 
@@ -315,8 +304,6 @@ def wna16_linear_bytes(
         kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark, humming=q.humming)
     except InputError as e:
         raise InputError(e.source, e.where, f"{name}: {e.reason}") from None
-    if kernel == "HummingLinearKernel" and not q.humming_checked:
-        raise InputError("--gpu", None, f"{name}: {HUMMING_UNCHECKED}")
     group = s.group_size if s.group_size != -1 else full_k
     repeat = not awq and (has_g_idx or (s.group_size == -1 and c.row_parallel))
     scale_rows = (full_k if repeat else k) // group
@@ -406,8 +393,6 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
             f"{name}: intermediate {i} per rank is not a multiple of group {g}: vLLM falls back to its "
             "MoeWNA16 experts, not modelled",
         )
-    if q.humming and not q.humming_checked:
-        raise InputError("--gpu", None, f"{name}: {HUMMING_UNCHECKED}")
     if q.humming:
         return humming_wna16_experts_bytes(q, s, e, h, i, act_bytes)
     top = 1000 if q.packing == "awq" else 100

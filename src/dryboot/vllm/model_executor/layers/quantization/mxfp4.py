@@ -209,7 +209,7 @@ def mxfp4_experts_bytes(
 
 #: the releases whose ``Mxfp4MoEMethod`` layouts for Kimi-K3 are checked against vLLM on the meta
 #: device (``quant-recorded-kimik3-<release>.json``)
-KIMI_K3_MXFP4_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.33.0")
+KIMI_K3_MXFP4_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: releases whose fused-MoE backend lists put Humming ahead of Marlin on SM 9.0
 #: (``humming/priority.py`` ``prioritize_humming``, 0.32+)
 HUMMING_FIRST_RELEASES = ("0.32.0", "0.33.0")
@@ -244,8 +244,7 @@ def kimi_k3_mxfp4_backend(capability: int, release: str) -> str:
 
 def check_kimi_k3_modelled(backend: str, release: str) -> None:
     """:raises InputError: a release whose Kimi-K3 MXFP4 build is not checked, or a backend whose
-    layout after loading is not modelled (named: SM 10.x's FlashInfer TRT-LLM, 0.32.0's Humming,
-    SM 11.x / 12.x)."""
+    layout after loading is not modelled (named: SM 10.x's FlashInfer TRT-LLM, SM 11.x / 12.x)."""
     if release not in KIMI_K3_MXFP4_RELEASES:
         raise InputError(
             "--vllm",
@@ -267,7 +266,7 @@ def check_kimi_k3_modelled(backend: str, release: str) -> None:
 
 def humming_mxfp4_experts_bytes(e: int, h: int, i: int, *, sm_count: int | None) -> list[tuple[str, int]]:
     """MXFP4 experts (``e`` local experts, hidden ``h``, intermediate ``i`` per rank) that vLLM
-    0.33's ``HUMMING`` backend serves (SM 9.0): ``create_weights`` takes the intermediate rounded
+    0.32's and 0.33's ``HUMMING`` backend serves (SM 9.0): ``create_weights`` takes the intermediate rounded
     up to :data:`OTHER_INTERMEDIATE_ROUND_UP`; Humming's transform keeps per sub-layer (``w13``:
     ``n = 2i``, ``k = h``; ``w2``: ``n = h``, ``k = i``) the padded 4-bit weights and the e8m0
     group scales ``[e, pk / 32, pn]`` (one byte each), no secondary scale; the experts object keeps
