@@ -50,6 +50,7 @@ from dryboot.vllm.dtypes import (
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal
+from dryboot.vllm.models.dspark import DSPARK_TARGET_BACKEND_MODEL_TYPES
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import (
     absent_from_release,
@@ -1394,13 +1395,6 @@ def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs, given: str = 
 #: (``v1/worker/gpu/spec_decode/eagle/utils.py`` ``load_eagle_model``; before it the draft keeps the target's)
 EAGLE_V2_NAMED_BACKEND_RELEASE = "0.30.0"
 
-#: DSpark drafters whose layers take the target's backend when the speculative config names none
-#: (``v1/worker/gpu/spec_decode/dspark/utils.py`` ``_resolve_dspark_attention_backend``), per first release
-DSPARK_TARGET_BACKEND_MODEL_TYPES = (
-    ("0.30.0", frozenset({"deepseek_v4", "deepseek_v41"})),
-    ("0.29.0", frozenset({"deepseek_v4"})),
-)
-
 
 def drafter_backend_name(
     method: str,
@@ -1422,7 +1416,7 @@ def drafter_backend_name(
     * V2 model runner (``v1/worker/gpu/spec_decode/``): DFlash / DFlash2 / LiLiCorr (``load_dflash_model``)
       ``named``; EAGLE / EAGLE-3 / MTP (``load_eagle_model``) the target's before 0.30.0, then ``named`` over
       the target's; DSpark and XPress (``load_dspark_model``) ``named`` in 0.27.1, ``named`` over the target's
-      in 0.28.0, then ``named``, or the target's for a DeepSeek-V4 drafter
+      in 0.28.0, then ``named``, or the target's for the drafters of ``DSPARK_TARGET_BACKEND_MODEL_TYPES``
       (``_resolve_dspark_attention_backend``); Gemma-4 MTP (``Gemma4Speculator._create_draft_vllm_config``) and
       the plain draft model (``PlainDraftModelSpeculator`` 0.31.0, ``StandaloneARSpeculator`` 0.32.0+
       ``load_draft_model``) the target's, ``named`` unread.
