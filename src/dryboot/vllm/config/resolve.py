@@ -54,6 +54,7 @@ from dryboot.vllm.dtypes import (
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal
+from dryboot.vllm.models.dspark import DSPARK_TARGET_BACKEND_MODEL_TYPES
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import (
     absent_from_release,
@@ -78,7 +79,8 @@ class Drafter:
     :param model: the drafter's geometry (its ``config.json``).
     :param method: vLLM's ``--speculative-config`` ``method`` (``dflash``, ``eagle``, ``mtp``...).
     :param kv_cache_dtype: the drafter's KV cache dtype (``None``: the target's).
-    :param attention_backend: its backend (``None``: the target's, or the dtype's default).
+    :param attention_backend: the speculative config's ``attention_backend`` (``None``: as
+        :func:`drafter_backend_name` reads the release's proposer, the target's or an auto-selection).
     :param block_size: its layers' starting block (``None``: the version's rule).
     :param layer_prefix: the module prefix of its layers in reports (``drafter.layers``).
     """
@@ -1425,6 +1427,70 @@ def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs, given: str = 
     return kv_dtype
 
 
+#: the first release whose V2 runner's EAGLE / MTP loader reads the speculative config's ``attention_backend``
+#: (``v1/worker/gpu/spec_decode/eagle/utils.py`` ``load_eagle_model``; before it the draft keeps the target's)
+EAGLE_V2_NAMED_BACKEND_RELEASE = "0.30.0"
+
+
+def drafter_backend_name(
+    method: str,
+    architecture: str,
+    model_type: str,
+    v2_runner: bool,
+    version: str,
+    named: str | None,
+    target: str | None,
+) -> str | None:
+    """The attention backend name vLLM builds a speculative drafter's layers with: ``named`` (the speculative
+    config's ``attention_backend``), ``target`` (the target's ``attention_config.backend``: ``--attention-backend``
+    or a config hook's), or ``None``, an auto-selection for the drafter's own layers (``"auto"`` is ``None``).
+
+    * V1 model runner (``v1/spec_decode/llm_base_proposer.py``
+      ``SpecDecodeBaseProposer._create_draft_vllm_config``, 0.27.1-0.33.0): ``named``, never the target's
+      ("Never inherit the attention backend from base"); the DFlash, draft-model and Step-3.5 proposers keep
+      that choice; the Gemma-4 MTP proposer (``v1/spec_decode/gemma4.py``) puts the target's back when set.
+    * V2 model runner (``v1/worker/gpu/spec_decode/``): DFlash / DFlash2 / LiLiCorr (``load_dflash_model``)
+      ``named``; EAGLE / EAGLE-3 / MTP (``load_eagle_model``) the target's before 0.30.0, then ``named`` over
+      the target's; DSpark and XPress (``load_dspark_model``) ``named`` in 0.27.1, ``named`` over the target's
+      in 0.28.0, then ``named``, or the target's for the drafters of ``DSPARK_TARGET_BACKEND_MODEL_TYPES``
+      (``_resolve_dspark_attention_backend``); Gemma-4 MTP (``Gemma4Speculator._create_draft_vllm_config``) and
+      the plain draft model (``PlainDraftModelSpeculator`` 0.31.0, ``StandaloneARSpeculator`` 0.32.0+
+      ``load_draft_model``) the target's, ``named`` unread.
+
+    :param method: the speculative config's ``method`` (``*_mtp`` as ``mtp``).
+    :param architecture: the drafter's architecture as vLLM builds it (``Gemma4MTPModel``...).
+    :param model_type: the drafter config's ``model_type``.
+    :param v2_runner: whether the V2 model runner serves it (:func:`uses_v2_model_runner`).
+    :param version: the vLLM release planned.
+
+    An auto-selection (:func:`backend_for` with ``None``) reads the drafter's own geometry (head size, sliding
+    window, KV cache dtype). vLLM also sets ``use_non_causal`` for a DFlash drafter with a non-causal layer;
+    every CUDA backend dryboot selects for such a (non-MLA) drafter supports it
+    (``AttentionBackend.supports_non_causal``: FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION), so the
+    priorities are unchanged.
+    """
+    named = None if named is not None and named.lower() == "auto" else named
+    if architecture == MTP_ARCHITECTURE:
+        return target if target is not None or v2_runner else named
+    if not v2_runner or method == "dflash":
+        return named
+    if method == "dspark":
+        if version_key(version) < version_key("0.28.0"):
+            return named
+        if version_key(version) < version_key("0.29.0"):
+            return named or target
+        shares = next(
+            (types for first, types in DSPARK_TARGET_BACKEND_MODEL_TYPES if version_key(version) >= version_key(first)),
+            frozenset[str](),
+        )
+        return named or (target if model_type in shares else None)
+    if method == "draft_model":
+        return target
+    if version_key(version) < version_key(EAGLE_V2_NAMED_BACKEND_RELEASE):
+        return target
+    return named or target
+
+
 def _drafter_caches(
     model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, kv_dtype: str, rules: VersionRules
 ) -> tuple[str | None, str | None, AttentionBackend | None]:
@@ -1456,7 +1522,15 @@ def _drafter_caches(
             "kv_cache_dtype",
             f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
         )
-    d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
+    d_name = drafter_backend_name(
+        drafter.method,
+        drafter.model.architecture,
+        drafter.model.model_type,
+        uses_v2_model_runner(model, args, drafter, rules),
+        rules.version,
+        drafter.attention_backend,
+        args.attention_backend,
+    )
     d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
     return d_dtype, model_dtype_of(drafter.model, args), d_backend
 
