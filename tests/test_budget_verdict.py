@@ -136,7 +136,7 @@ def test_a_budget_not_estimated_says_why_first_and_is_undetermined() -> None:
         "--model",
         str(GPT_OSS),
         "--gpu",
-        "RTX 5090",
+        "sm110:64G",
         "--vllm-version",
         "0.33.0",
         "--gpu-memory-utilization",
@@ -147,7 +147,7 @@ def test_a_budget_not_estimated_says_why_first_and_is_undetermined() -> None:
     out = r.stdout
     assert "No KV budget given" not in out
     head = out.split("Invariants:")[0]
-    # gpt-oss's architecture is modelled; its MXFP4 experts on an RTX 5090 with 0.33.0 (the OAI Triton
+    # gpt-oss's architecture is modelled; its MXFP4 experts on SM 11.0 with 0.33.0 (the OAI Triton
     # kernels' Blackwell layouts) are not
     assert "KV budget not estimated: weights: --gpu: MXFP4 experts on vLLM's TRITON backend" in head
     assert "(no KV cache line predicted: KV budget not estimated" in head  # under "vLLM would log:"

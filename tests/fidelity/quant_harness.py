@@ -85,8 +85,9 @@ def tp_of(row: dict[str, Any]) -> int:
 def dryboot_weights(configs: Path, row: dict[str, Any], version: str, **flags: Any) -> Any:
     """dryboot's ``model_weights`` report for a recorded row (its config under ``configs``, its
     TP, GPU capability and SM count, and the scheduler's ``max_num_batched_tokens`` where the
-    row records it) on release ``version``; ``flags``: more of ``model_weights``' arguments (a
-    set's recorded ``--attention-backend``, ``--kv-cache-dtype``)."""
+    row records it, and ``flashinfer-cubin`` where the row says whether it was installed) on release
+    ``version``; ``flags``: more of ``model_weights``' arguments (a set's recorded
+    ``--attention-backend``, ``--kv-cache-dtype``)."""
     return model_weights(
         configs / row["config"],
         tp=tp_of(row),
@@ -94,6 +95,7 @@ def dryboot_weights(configs: Path, row: dict[str, Any], version: str, **flags: A
         sm_count=row["sm_count"],
         vllm_version=version,
         max_num_batched_tokens=row.get("max_num_batched_tokens"),
+        flashinfer_cubin=row.get("flashinfer_cubin", True),
         **flags,
     )
 

@@ -31,7 +31,11 @@ ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case s
 ``WORKSPACE`` does; rows marked ``workspace``), ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.32 / 0.33 then pick Humming
 where a CUDA install does; its imports of an absent ``triton`` / ``cuda-bindings`` stood in for before vLLM
-first imports it, ``quant_fakes.humming_import_stand_ins``; each row records the package's version as ``humming``).
+first imports it, ``quant_fakes.humming_import_stand_ins``; each row records the package's version as ``humming``),
+``VLLM_HAS_FLASHINFER_CUBIN`` (vLLM's own variable) answers that ``flashinfer-cubin`` is installed, as on vLLM's
+images (FlashInfer's TRT-LLM attention usable: FlashInfer serves attention sinks on SM 10.x / 12.x; rows
+marked ``flashinfer_cubin``; ``0``: not installed, as the offline oracle is without it, each case id
+ending ``(no flashinfer-cubin)``).
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
@@ -129,6 +133,10 @@ if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
     TPS = tuple(int(t) for t in os.environ["RECORD_TPS"].split(","))
+
+
+#: ``VLLM_HAS_FLASHINFER_CUBIN`` as the rows record it (``None``: not set)
+CUBIN = None if os.environ.get("VLLM_HAS_FLASHINFER_CUBIN") is None else os.environ["VLLM_HAS_FLASHINFER_CUBIN"] != "0"
 
 
 def _load(name: str, path: Path) -> Any:
@@ -481,7 +489,7 @@ def main() -> int:
             for tp in TPS:
                 # RECORD_ARGV: flags after the TP (JSON list, e.g. ["--language-model-only"]), in the case id
                 argv = ["--tensor-parallel-size", str(tp), *json.loads(os.environ.get("RECORD_ARGV") or "[]")]
-                cid = f"{cdir.name} {gpu} {' '.join(argv)}"
+                cid = f"{cdir.name} {gpu} {' '.join(argv)}" + (" (no flashinfer-cubin)" if CUBIN is False else "")
                 if cid in doc["cases"] and not os.environ.get("RECORD_AGAIN"):
                     continue
                 if listed is not None and cid not in listed:
@@ -510,6 +518,8 @@ def main() -> int:
                     row["triton"] = importlib.import_module("triton").__version__  # only imported, never run
                     with contextlib.suppress(ImportError):  # FlashInfer TRT-LLM's (SM 10.x)
                         row["flashinfer"] = importlib.import_module("flashinfer").__version__
+                if CUBIN is not None:  # vLLM's own switch: TRT-LLM attention usable (or not)
+                    row["flashinfer_cubin"] = CUBIN
                 if GPU_CAST:
                     row["gpu_cast"] = True
                 model = None

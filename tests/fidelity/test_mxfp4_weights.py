@@ -1,9 +1,11 @@
 """gpt-oss's MXFP4 experts per backend and GPU, against vLLM after ``process_weights_after_loading``.
 
 vLLM's own figures: ``data/weights/quant-recorded-<version>-mxfp4.json`` (``record_quant_weights.py``
-on the published gpt-oss-20b / gpt-oss-120b configs; the Marlin backend vLLM picks on SM 8.x and,
-up to 0.30, SM 12.0; the OAI Triton backend on SM 9.0 and FlashInfer TRT-LLM on SM 10.0, recorded
-with ``RECORD_MXFP4_NATIVE``),
+on the published gpt-oss-20b / gpt-oss-120b configs; the Marlin backend vLLM picks on SM 8.x and
+SM 12.0 (up to 0.31 the OAI Triton kernels stop below SM 11.0, from 0.32 the list puts them after
+Marlin there); the OAI Triton backend on SM 9.0 and FlashInfer TRT-LLM on SM 10.0, recorded
+with ``RECORD_MXFP4_NATIVE``; 0.33.0's B200 / RTX 5090 rows with ``VLLM_HAS_FLASHINFER_CUBIN`` as
+on vLLM's images, where FlashInfer serves the sinks: its KV counter and float32 sinks join the figure),
 checked case by case in ``test_quant_weights.py``. Here: the backend vLLM
 picks per SM and release, the refusals by name, and ``plan --gpu`` on gpt-oss-20b (GPUs named
 explicitly).
@@ -44,13 +46,20 @@ RECORDED_0_28 = load_recorded("quant-recorded-0.28.0-mxfp4")["0.28.0"]
         ("0.29.0", 120, "MARLIN"),
         ("0.30.0", 120, "MARLIN"),
         ("0.31.0", 120, "MARLIN"),  # recorded: gpt-oss-20b on RTX 5090 through Marlin
-        ("0.32.0", 120, "TRITON"),  # 0.32.0's gpt_oss_triton_kernels_moe.py: below SM 13.0, as 0.33.0
-        ("0.33.0", 120, "TRITON"),  # 0.33 widens them to SM 12.x
+        # 0.32+: the OAI Triton kernels serve up to SM 12.x, but the list puts them after Marlin on
+        # the SM 12.x family (recorded: gpt-oss on RTX 5090 through Marlin, 0.32.0 and 0.33.0)
+        ("0.32.0", 120, "MARLIN"),
+        ("0.33.0", 120, "MARLIN"),
+        ("0.33.0", 121, "MARLIN"),
+        ("0.32.0", 110, "TRITON"),
+        ("0.33.0", 110, "TRITON"),
+        ("0.33.0", 100, "FLASHINFER_TRTLLM_MXFP4_BF16"),
         ("0.33.0", 89, "MARLIN"),
     ],
 )
 def test_backend_per_sm_and_release(version: str, sm: int, backend: str) -> None:
-    assert gpt_oss_mxfp4_backend(sm, quant_rules(version).oai_triton_below) == backend
+    rules = quant_rules(version)
+    assert gpt_oss_mxfp4_backend(sm, rules.oai_triton_below, rules.oai_triton_after_marlin) == backend
 
 
 def test_refused_by_name_where_not_modelled() -> None:
@@ -60,11 +69,10 @@ def test_refused_by_name_where_not_modelled() -> None:
         return report.refused
 
     assert "name the GPU" in refused()
-    assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(
-        compute_capability=(10, 0), sm_count=148, vllm_version="0.33.0"
-    )
+    assert "give max_num_batched_tokens" in refused(compute_capability=(10, 0), sm_count=148, vllm_version="0.33.0")
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40)
-    assert "Blackwell swizzled" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
+    # SM 11.x (0.32+): the OAI Triton kernels' Blackwell layouts (triton_kernels), not modelled
+    assert "Blackwell swizzled" in refused(compute_capability=(11, 0), sm_count=20, vllm_version="0.33.0")
     assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0")
     with pytest.raises(InputError, match="no MXFP4 MoE backend"):
         gpt_oss_mxfp4_backend(70, 110)
@@ -126,14 +134,36 @@ def test_trtllm_layout_bytes() -> None:
 def test_plan_on_h100_and_b200_prints_vllms_weights(version: str, gpu: str) -> None:
     """The OAI Triton backend on SM 9.0, FlashInfer TRT-LLM on SM 10.0: the weights line is vLLM's
     recorded figure."""
-    code, out = _plan(gpu, "--vllm-version", version)
+    # the recorded rows' token count (0.33.0's FlashInfer KV counter on the B200 is sized by it)
+    code, out = _plan(gpu, "--vllm-version", version, "--max-num-batched-tokens", "8192")
     rec = load_recorded(f"quant-recorded-{version}-mxfp4")[version]
     want = rec[f"openai--gpt-oss-20b {gpu} --tensor-parallel-size 1"]["allocated_bytes"]
     assert f"{want:,} bytes" in out, out[-1500:]
     assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
 
 
-def test_plan_on_rtx_5090_with_0_33_names_its_refusal() -> None:
-    code, out = _plan("RTX 5090", "--vllm-version", "0.33.0")
-    assert code == 3, out[-800:]
-    assert "TRITON backend" in " ".join(out.split())
+@pytest.mark.parametrize("gpu", ["B200", "RTX 5090"])
+def test_plan_on_blackwell_with_0_33_prints_vllms_weights(gpu: str) -> None:
+    """vLLM 0.33.0 on SM 10.0 (FlashInfer TRT-LLM) and SM 12.0 (Marlin ahead of the OAI Triton
+    kernels): the weights line is vLLM's figure recorded with ``flashinfer-cubin`` (FlashInfer
+    attention for the sinks: its KV counter for the plan's 8,192 batched tokens and the float32
+    sinks)."""
+    code, out = _plan(gpu, "--vllm-version", "0.33.0", "--max-num-batched-tokens", "8192")
+    rec = load_recorded("quant-recorded-0.33.0-mxfp4")["0.33.0"]
+    row = rec[f"openai--gpt-oss-20b {gpu} --tensor-parallel-size 1"]
+    assert row["flashinfer_cubin"] and row["max_num_batched_tokens"] == 8192
+    assert f"{row['allocated_bytes']:,} bytes" in out, out[-1500:]
+    assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
+
+
+@pytest.mark.parametrize("gpu", ["B200", "RTX 5090"])
+def test_plan_without_flashinfer_cubin_holds_no_counter(gpu: str) -> None:
+    """``--no-flashinfer-cubin`` reaches the weights: without the package vLLM 0.33.0 serves the sinks
+    on another backend, so neither FlashInfer's KV counter nor the float32 sinks are held (vLLM's
+    figure recorded with ``VLLM_HAS_FLASHINFER_CUBIN=0``)."""
+    code, out = _plan(gpu, "--vllm-version", "0.33.0", "--max-num-batched-tokens", "8192", "--no-flashinfer-cubin")
+    rec = load_recorded("quant-recorded-0.33.0-mxfp4")["0.33.0"]
+    row = rec[f"openai--gpt-oss-20b {gpu} --tensor-parallel-size 1 (no flashinfer-cubin)"]
+    assert row["flashinfer_cubin"] is False
+    assert f"{row['allocated_bytes']:,} bytes" in out, out[-1500:]
+    assert code == 0, out[-800:]

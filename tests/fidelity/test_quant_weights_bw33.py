@@ -114,10 +114,12 @@ def test_w4a16_nvfp4_linear_on_sm100_refused_by_name() -> None:
     assert not run("0.29.0").refused
 
 
-@pytest.mark.parametrize("gpu", [((10, 0), 148), ((12, 0), 170)])
-def test_mxfp4_gpt_oss_on_blackwell_refused_for_its_experts(gpu: tuple[tuple[int, int], int]) -> None:
-    """gpt-oss's MXFP4 experts on 0.33.0 Blackwell (FlashInfer TRT-LLM on SM 10.x, the OAI Triton
-    kernels on SM 12.x): refused by name for the experts' layout, not for the attention counter."""
+@pytest.mark.parametrize(("gpu", "name"), [(((10, 0), 148), "B200"), (((12, 0), 170), "RTX 5090")])
+def test_mxfp4_gpt_oss_on_blackwell_answered(gpu: tuple[tuple[int, int], int], name: str) -> None:
+    """gpt-oss's MXFP4 experts on 0.33.0 Blackwell (FlashInfer TRT-LLM on SM 10.x, Marlin on SM 12.x),
+    once refused for the experts' layout: vLLM's figure with the attention's KV counter and float32
+    sinks (``quant-recorded-0.33.0-mxfp4.json``, ``flashinfer-cubin``); SM 11.x (the OAI Triton
+    kernels' Blackwell layouts) stays refused by name."""
     configs = Path(__file__).resolve().parent / "data" / "weights" / "quant-configs"
     cap, sms = gpu
     report = model_weights(
@@ -128,7 +130,12 @@ def test_mxfp4_gpt_oss_on_blackwell_refused_for_its_experts(gpu: tuple[tuple[int
         vllm_version="0.33.0",
         max_num_batched_tokens=8192,
     )
-    assert report.refused and "MXFP4 experts" in report.refused
+    row = load_recorded("quant-recorded-0.33.0-mxfp4")["0.33.0"][f"openai--gpt-oss-20b {name} --tensor-parallel-size 1"]
+    assert not report.refused and report.stages[0].allocated_bytes == row["allocated_bytes"]
+    thor = model_weights(
+        configs / "openai--gpt-oss-20b", compute_capability=(11, 0), sm_count=20, vllm_version="0.33.0"
+    )
+    assert thor.refused and "MXFP4 experts" in thor.refused
 
 
 @pytest.mark.parametrize(

@@ -512,6 +512,7 @@ def check_memory(
                 **serving_gpu(gpu, args.vllm_version),
                 kv_cache_dtype=args.kv_cache_dtype,
                 attention_backend=args.attention_backend,
+                flashinfer_cubin=args.flashinfer_cubin,
                 mm_encoder_tp_mode=args.mm_encoder_tp_mode,
             )
 

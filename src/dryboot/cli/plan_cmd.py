@@ -465,6 +465,7 @@ def _model_weights(
         max_num_seqs=args.resolved_max_num_seqs(),
         kv_cache_dtype=args.kv_cache_dtype,
         attention_backend=args.attention_backend,
+        flashinfer_cubin=args.flashinfer_cubin,
         max_model_len=max_model_len,
         mm_encoder_tp_mode=args.mm_encoder_tp_mode,
         engram_cpu_offload=engram_cpu_offload,

@@ -325,6 +325,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
             **serving_gpu(args.device, args.vllm_version),
             kv_cache_dtype=args.kv_cache_dtype,
             attention_backend=args.attention_backend,
+            flashinfer_cubin=args.flashinfer_cubin,
             mm_encoder_tp_mode=args.mm_encoder_tp_mode,
             max_model_len=weights_max_model_len(profile.model, args, profile.drafter),
         )

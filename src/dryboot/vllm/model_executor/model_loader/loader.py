@@ -223,6 +223,7 @@ def model_weights(
     mm_encoder_tp_mode: str = "weights",
     engram_cpu_offload: bool = True,
     num_speculative_tokens: int = 0,
+    flashinfer_cubin: bool = True,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -246,7 +247,10 @@ def model_weights(
     sparse-MLA model's index-group workspace (vLLM 0.30.0+; refused without ``max_num_seqs``);
     ``mm_encoder_tp_mode``: ``--mm-encoder-tp-mode`` (``data``: the towers of
     :data:`dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS` whole on every TP rank; any other
-    tower as ``weights`` splits it).
+    tower as ``weights`` splits it);
+    ``flashinfer_cubin``: whether ``flashinfer-cubin`` is installed (vLLM's images: yes), without
+    which 0.33.0's FlashInfer attention does not take attention sinks (no KV counter, no float32
+    sinks for such layers: :func:`.weights.flashinfer_sinks`).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -345,6 +349,7 @@ def model_weights(
                 engram_cpu_offload=engram_cpu_offload,
                 max_num_seqs=max_num_seqs,
                 num_speculative_tokens=num_speculative_tokens,
+                flashinfer_cubin=flashinfer_cubin,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

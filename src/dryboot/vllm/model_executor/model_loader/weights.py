@@ -433,6 +433,10 @@ class Parallel:
     #: ``--speculative-config``'s ``num_speculative_tokens`` (0: none): a verification request's
     #: query length, 1 + it, sizes the same workspace
     num_speculative_tokens: int = 0
+    #: whether ``flashinfer-cubin`` is installed (``--flashinfer-cubin``; vLLM's images: yes): without it
+    #: FlashInfer's TRT-LLM attention is unusable offline, so FlashInfer takes no attention sinks
+    #: (``FlashInferBackend.supports_sink``; :func:`_flashinfer_attention`)
+    flashinfer_cubin: bool = True
 
 
 @dataclass
@@ -1983,11 +1987,14 @@ def _flashinfer_attention(
     multimodal-prefix LM's layers (``ModelConfig.is_mm_prefix_lm``), which FlashInfer does not
     serve: the Triton / FlashInfer composite where its head sizes allow, else FlashAttention
     (recorded: Moondream 3's 64 on B200, no counter). ``has_sinks``: layers with attention sinks
-    (FlashInfer takes them on SM 10.x / 12.x with ``flashinfer-cubin``, assumed installed)."""
+    (FlashInfer takes them on SM 10.x / 12.x with ``flashinfer-cubin``, ``par.flashinfer_cubin``;
+    without it vLLM's choice is another backend, recorded: gpt-oss on B200 / RTX 5090)."""
     if par.vllm_version != "0.33.0" or par.capability is None:
         return False
     if par.attention_backend is not None:
         return par.attention_backend in FLASHINFER_IMPL_BACKENDS
+    if has_sinks and not par.flashinfer_cubin:
+        return False
     kv = "fp8" if par.kv_cache_dtype == "auto" and fp8_kv else par.kv_cache_dtype
     major = par.capability[0]
     layer = AttentionSelectorConfig(
@@ -2003,6 +2010,16 @@ def _flashinfer_attention(
     except ValueError:  # no backend serves it: vLLM refuses before any weight (refused elsewhere)
         return False
     return chosen in FLASHINFER_IMPL_BACKENDS
+
+
+def flashinfer_sinks(par: Parallel, head_size: int) -> bool:
+    """Whether vLLM 0.33.0 serves a model's attention layers with sinks of ``head_size`` through
+    FlashInfer (:func:`_flashinfer_attention` with sinks: on SM 10.x / 12.x with
+    ``flashinfer-cubin``, assumed installed as on vLLM's images), whose
+    ``FlashInferImpl.process_weights_after_loading`` keeps a float32 copy of each layer's sinks
+    (``[heads per rank]``) beside the model's own (recorded: gpt-oss on B200 and RTX 5090 with
+    ``VLLM_HAS_FLASHINFER_CUBIN``, ``quant-recorded-0.33.0-mxfp4.json``)."""
+    return _flashinfer_attention(par, head_size, has_sinks=True)
 
 
 def _flashinfer_counter(

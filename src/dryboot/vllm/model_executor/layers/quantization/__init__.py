@@ -49,6 +49,10 @@ class QuantRules:
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
         (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.31; below 13.0 from 0.32).
+    :param oai_triton_after_marlin: GPU majors whose capability family has gpt-oss's MXFP4 backend
+        list move the OAI Triton kernels after Marlin and Batched Marlin
+        (``fused_moe/oracle/mxfp4.py`` ``_get_priority_backends_for_gpt_oss``: consumer Blackwell,
+        ``is_device_capability_family(120)``, 0.32+; recorded: gpt-oss on RTX 5090 through Marlin).
     :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
         are checked against this release (``quant-recorded-modelopt-<version>.json``; 0.29.0-0.32.0
         at TP 1 on SM 8.6-12.0); elsewhere refused by name.
@@ -81,6 +85,7 @@ class QuantRules:
     gptq_g_idx_param: bool = True
     marlin_layer_workspace: bool = True
     oai_triton_below: int = 110
+    oai_triton_after_marlin: tuple[int, ...] = ()
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
@@ -118,6 +123,7 @@ QUANT_RULES = {
         gptq_g_idx_param=False,
         marlin_layer_workspace=False,
         oai_triton_below=130,
+        oai_triton_after_marlin=(12,),
         modelopt_moe=True,
         humming_before_marlin=(90,),
         gptq_empty_read="quantized",
@@ -128,6 +134,7 @@ QUANT_RULES = {
         gptq_g_idx_param=False,
         marlin_layer_workspace=False,
         oai_triton_below=130,
+        oai_triton_after_marlin=(12,),
         modelopt_moe=True,
         humming_before_marlin=(90,),
         gptq_empty_read="quantized",

@@ -11,7 +11,9 @@ whose every shape is declared in Python (the repack through ``gptq_marlin_repack
 ``HopperMXScaleLayout``, pure torch reshapes and pads) and FlashInfer TRT-LLM on SM 10.x (row
 permutations that keep the shapes, ``block_scale_interleave``'s padded scales, the cached permute
 indices), each on the releases it is checked for (:data:`GPT_OSS_CHECKED`). Refused by name: the
-OAI Triton backend on SM 12.x (0.32+: triton_kernels' Blackwell layouts), the releases not checked.
+OAI Triton backend off SM 9.0 (SM 11.x from 0.32: triton_kernels' Blackwell layouts; SM 12.x, where
+0.32+ put Marlin first, only under ``--moe-backend``: not modelled), the releases not
+checked.
 """
 
 from __future__ import annotations
@@ -29,18 +31,19 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def gpt_oss_mxfp4_backend(capability: int, triton_below: int) -> str:
+def gpt_oss_mxfp4_backend(capability: int, triton_below: int, triton_after_marlin: tuple[int, ...] = ()) -> str:
     """The backend vLLM picks for gpt-oss's MXFP4 experts with 16-bit activations on a CUDA GPU
     of ``capability`` (``major * 10 + minor``), as ``select_mxfp4_moe_backend`` walks
     ``_get_priority_backends_for_gpt_oss`` (the BF16-activation variants, no ``--moe-backend``,
     the CUDA wheel's FlashInfer and triton_kernels installed): FlashInfer TRT-LLM on SM 10.x,
-    the OAI Triton kernels from SM 9.0 up to ``triton_below`` (110 up to 0.30, 130 in 0.33),
-    FlashInfer CUTLASS (SM 9.0, after Triton: never reached), Marlin from SM 7.5.
+    the OAI Triton kernels from SM 9.0 up to ``triton_below`` (110 up to 0.31, 130 from 0.32)
+    except on the GPU majors of ``triton_after_marlin`` (0.32+: SM 12.x, where the list puts them
+    after Marlin), FlashInfer CUTLASS (SM 9.0, after Triton: never reached), Marlin from SM 7.5.
 
     :raises InputError: below SM 7.5 (no backend: vLLM refuses)."""
     if 100 <= capability < 110:
         return "FLASHINFER_TRTLLM_MXFP4_BF16"
-    if 90 <= capability < triton_below:
+    if 90 <= capability < triton_below and capability // 10 not in triton_after_marlin:
         return "TRITON"
     if capability >= 75:
         return "MARLIN"
@@ -69,7 +72,7 @@ HOPPER_SCALE_GROUPS_PAD = 4
 #: for FlashInfer TRT-LLM)
 GPT_OSS_CHECKED = {
     "TRITON": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
-    "FLASHINFER_TRTLLM_MXFP4_BF16": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"),
+    "FLASHINFER_TRTLLM_MXFP4_BF16": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
 }
 
 
@@ -106,7 +109,7 @@ TRTLLM_SCALE_PAD = (128, 4)
 def trtllm_mxfp4_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per rank)
     holds after ``convert_gpt_oss_weight_to_mxfp4_moe_kernel_format`` on FlashInfer TRT-LLM
-    (``FLASHINFER_TRTLLM_MXFP4_BF16``, SM 10.x; 0.27.1-0.32.0):
+    (``FLASHINFER_TRTLLM_MXFP4_BF16``, SM 10.x; 0.27.1-0.33.0, the same on each):
 
     * ``create_weights`` takes the hidden size rounded up to 256 and the intermediate to 128
       (:data:`TRTLLM_ROUND_UP`);
