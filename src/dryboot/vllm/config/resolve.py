@@ -69,6 +69,7 @@ from dryboot.vllm.versions import (
     known_model_types,
     rules_for,
     unverified_reason,
+    version_key,
 )
 
 
