@@ -3945,19 +3945,12 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
-_DM_0271 = (
-    "a separate 0.27.1 discrepancy, not the backend: the draft model's sliding-window groups hold 641 blo"
-    "cks per request in vLLM (6.93x, 221,751 tokens), 1,153 in dryboot (3.94x, 126,181): twice the batched tokens"
-)
-
 #: recorded cases dryboot gets wrong today (strict: a fix turns them into failures to remove)
-XFAIL: dict[tuple[str, str], str] = {
-    ("0.27.1", "dbk-dm-fi"): _DM_0271,
-    ("0.27.1", "dbk-dm-fi-fa"): _DM_0271,
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
 SWITCH_CASES: list[tuple[str, str, str, Any]] = [
+    ("0.27.1", "dbk-dm-fi", "async_default_skips_draft_model", False),
     ("0.27.1", "gdn64-block", "hybrid_prefix_caching_default", True),
     ("0.27.1", "nemo-prefix", "mamba_default_all", False),
     ("0.29.0", "nullblk-admit", "reserve_null_block", False),

@@ -82,6 +82,11 @@ class VersionRules:
         budget <= 0 is refused (0.27.1: ``config/vllm.py`` ``_set_max_num_scheduled_tokens``,
         ``config/speculative.py`` ``max_num_new_slots_for_drafting``); from 0.28 the slots are
         counted once, not per sequence.
+    :param async_default_skips_draft_model: left to its default, async scheduling is turned off for
+        ``draft_model`` speculative decoding ("Async scheduling not supported with draft_model-based
+        speculative decoding and will be disabled") although an explicit ``--async-scheduling`` accepts
+        it (0.27.1: ``config/vllm.py`` ``VllmConfig.__post_init__``'s default branch lists EAGLE, MTP,
+        DFlash, ngram-GPU and DSpark only); from 0.28 both branches accept it.
     :param gemma4_global_kv_heads_required: Gemma-4 full-attention layers with
         ``attention_k_eq_v`` take ``num_global_key_value_heads`` as is, and the model fails to build
         when the config leaves it unset (0.27.1: ``model_executor/models/gemma4.py``
@@ -365,6 +370,7 @@ class VersionRules:
     float_kv_dtype_must_match: bool = False
     qwen3_next_hf_config_class: bool = False
     drafting_slots_per_seq: bool = False
+    async_default_skips_draft_model: bool = False
     gemma4_global_kv_heads_required: bool = False
     capacity_log_split: bool = False
     autofit_log_kv_memory: bool = False
@@ -495,6 +501,7 @@ _V0271 = VersionRules(
     hybrid_prefix_caching_default=False,
     mamba_default_all=True,
     drafting_slots_per_seq=True,
+    async_default_skips_draft_model=True,
     gemma4_global_kv_heads_required=True,
     capacity_log_split=True,
     attention_range_scalars=True,

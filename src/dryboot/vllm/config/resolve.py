@@ -750,13 +750,22 @@ def async_scheduling_blocker(args: EngineArgs, rules: VersionRules) -> str | Non
 
 def resolve_async_scheduling(args: EngineArgs, rules: VersionRules) -> tuple[bool, str | None]:
     """(async scheduling on, why vLLM turns it off or ``None``), as ``VllmConfig.__post_init__``
-    resolves it: the flag when given, else on unless :func:`async_scheduling_blocker` names a reason.
+    resolves it: the flag when given, else on unless :func:`async_scheduling_blocker` names a reason (or,
+    on 0.27.1, the method is ``draft_model``: ``rules.async_default_skips_draft_model``).
 
     :raises InputError: ``--async-scheduling`` given with a speculative config that blocks it.
     """
     blocker = async_scheduling_blocker(args, rules)
     if args.async_scheduling and blocker is not None:
         raise InputError("--async-scheduling", None, f"{blocker} (vLLM's VllmConfig refuses it)")
+    if (
+        args.async_scheduling is None
+        and rules.async_default_skips_draft_model
+        and args.speculative_method == "draft_model"
+    ):
+        # 0.27.1's default branch does not list draft_model, its explicit branch does
+        blocker = blocker or "Async scheduling not supported with draft_model-based speculative decoding"
+        return False, blocker
     on = args.async_scheduling if args.async_scheduling is not None else blocker is None
     return on, blocker
 
