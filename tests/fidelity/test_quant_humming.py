@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import quant_cases_humming as hc
-from quant_harness import DATA, case_ids, dryboot_weights, load_recorded, record_live
+from quant_harness import DATA, case_ids, dryboot_weights, load_recorded, plan_output, record_live
 
 from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import MPLinearLayerConfig, choose_mp_linear_kernel
@@ -150,6 +150,25 @@ def test_every_humming_case_is_exact() -> None:
         kernels |= {k for k in row["kernels"] if any(h in k for h in HUMMING_KERNELS)}
     assert exact >= 20
     assert {"HummingLinearKernel", "HummingNvFp4LinearKernel"} <= kernels
+
+
+def test_unknown_sm_count_refused_by_name() -> None:
+    """Humming's locks are ``8 x SMs`` int32 per Humming layer (vLLM's ``create_humming_locks``
+    reads the GPU's multiprocessor count): without the GPU's SM count (``--gpu sm90:80G``, or a
+    table GPU no source gives it for, e.g. H100 PCIe) dryboot refuses by name every recorded
+    Humming case; it took 256 SMs before (a silent figure: 4 KiB more per layer than an H100's
+    132). With the recorded 132 SMs the figure is vLLM's (:func:`test_every_humming_case_is_exact`);
+    with another count it moves, so no count can stand in for the GPU's."""
+    rows = _humming_rows()
+    assert len(rows) >= 20
+    for configs, version, row in rows:
+        unknown = dryboot_weights(configs, {**row, "sm_count": None}, version)
+        assert unknown.refused and "need the GPU's multiprocessors" in unknown.refused, (row["config"], unknown.refused)
+        other = dryboot_weights(configs, {**row, "sm_count": 114}, version)
+        assert other.stages[0].allocated_bytes != row["allocated_bytes"], row["config"]
+    code, out = plan_output(hc.CONFIGS / "Qwen--Qwen2.5-7B+AWQ-g32", "sm90:80G", "--vllm-version", "0.32.0")
+    # the plan names it and leaves the budget undetermined (exit 3), as for every weights refusal
+    assert code == 3 and "weights: --gpu: Humming's locks" in out, out
 
 
 def test_kernels_per_gpu() -> None:

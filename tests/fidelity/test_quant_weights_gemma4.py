@@ -5,7 +5,8 @@ holds vLLM's own figures (``RECORD_SET=gemma4 record_quant_weights.py``: the mod
 loader on the meta device, ``process_weights_after_loading`` run, every storage still held
 counted in 512-byte blocks) for tiny ``Gemma4ForCausalLM`` configs (dense as the 31B, MoE as the
 26B-A4B) and the wrapper under AWQ, GPTQ (dense), AutoRound, compressed-tensors W4A16, plain fp8
-and ModelOpt NVFP4 on SM 8.6 / 8.9 / 9.0 / 10.0 at TP 1 and 2, vLLM 0.28.0, 0.30.0 and 0.33.0.
+and ModelOpt NVFP4 on SM 8.6 / 8.9 / 9.0 / 10.0 at TP 1 and 2, vLLM 0.28.0, 0.30.0, 0.32.0 and 0.33.0 (0.32.0
+with humming-kernels 0.1.17).
 Every case is checked in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, one
 is re-recorded live.
 """
@@ -55,7 +56,7 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
 
 
 def test_corpus_size() -> None:
-    """Byte-exact on 0.28.0, 0.30.0 and 0.33.0: AWQ, GPTQ, compressed-tensors W4A16, fp8 (dense)
+    """Byte-exact on 0.28.0, 0.30.0, 0.32.0 and 0.33.0: AWQ, GPTQ, compressed-tensors W4A16, fp8 (dense)
     and ModelOpt NVFP4, the text model and the wrapper (tower unquantized as vLLM builds it)."""
     exact: dict[str, set[str]] = {}
     n = 0
@@ -64,7 +65,7 @@ def test_corpus_size() -> None:
             if row["ok"] and _refusal(version, row) is None:
                 exact.setdefault(version, set()).add(row["config"])
                 n += 1
-    for version in ("0.28.0", "0.30.0", "0.33.0"):
+    for version in ("0.28.0", "0.30.0", "0.32.0", "0.33.0"):
         assert {
             "tiny-gemma4-dense+AWQ-g128",
             "tiny-gemma4-dense+CT-W4A16-g32",
@@ -101,7 +102,7 @@ def test_unrecorded_stays_refused_by_name() -> None:
     """A release, a GPU or a parallelism not recorded is refused by name; without a GPU the
     repacked layout is unknown."""
     cfg = g4.CONFIGS / "tiny-gemma4-moe+CT-W4A16-g32"
-    assert "0.28.0, 0.30.0, 0.33.0 only" in (
+    assert "0.28.0, 0.30.0, 0.32.0, 0.33.0 only" in (
         model_weights(cfg, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
     )
     assert "SM 8.6, 8.9, 9.0, 10.0 only" in (

@@ -66,7 +66,7 @@ def test_corpus_size() -> None:
             if row["ok"] and _refusal(version, row) is None and not humming_missing and not _gated(version, row):
                 exact.setdefault(version, set()).add(row["config"])
                 n += 1
-    for version in ("0.27.1", "0.28.0", "0.30.0", "0.33.0"):
+    for version in ("0.27.1", "0.28.0", "0.30.0", "0.32.0", "0.33.0"):
         assert {
             "tiny-llama4-text+AWQ-g128",
             "tiny-llama4-text+CT-W4A16-g32",
@@ -78,7 +78,7 @@ def test_corpus_size() -> None:
             "tiny-llama4-text+AutoRound-W4A16",
             "tiny-llama4-text+AutoRound-W4A16-awq",
         } <= exact.get(version, set()), version
-    for version in ("0.27.1", "0.28.0", "0.30.0", "0.33.0"):
+    for version in ("0.27.1", "0.28.0", "0.30.0", "0.32.0", "0.33.0"):
         assert {
             "tiny-llama4-text+CT-W8A8-FP8-dynamic",
             "tiny-llama4-text+CT-W8A8-FP8-block",
@@ -110,7 +110,7 @@ def test_unrecorded_stays_refused_by_name() -> None:
     """A release, a GPU or a parallelism not recorded is refused by name; without a GPU the
     repacked layout is unknown."""
     cfg = l4.CONFIGS / "tiny-llama4-text+CT-W4A16-g32"
-    assert "0.27.1, 0.28.0, 0.30.0, 0.33.0 only" in (
+    assert "0.27.1, 0.28.0, 0.30.0, 0.32.0, 0.33.0 only" in (
         model_weights(cfg, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
     )
     assert "SM 8.6, 8.9, 9.0 only" in (

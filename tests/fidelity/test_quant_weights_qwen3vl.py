@@ -46,8 +46,9 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
 
 
 def test_corpus_size() -> None:
-    """Byte-exact: both configs under the four methods on 0.28.0, 0.30.0 and 0.33.0 (every recorded
-    release), SM 8.6 / 8.9 / 9.0, TP 1 and 2: 48 cases each."""
+    """Byte-exact: both configs under the four methods on 0.28.0, 0.30.0, 0.32.0 and 0.33.0 (every
+    recorded release; 0.32.0's and 0.33.0's H100 rows with humming-kernels), SM 8.6 / 8.9 / 9.0, TP 1
+    and 2: 48 cases each."""
     n = 0
     for version, cases in RECORDED.items():
         exact = {row["config"] for row in cases.values() if row["ok"] and _refusal(version, row) is None}
@@ -166,7 +167,7 @@ def test_unrecorded_stays_refused_by_name(tmp_path: Path) -> None:
     """A release, a GPU, a method or a parallelism not recorded is refused by name; fp8 blocks the
     experts' shard does not divide are refused as vLLM does (0.28.0) or refines them (later)."""
     cfg = qv.CONFIGS / "Qwen--Qwen3-VL-8B-Instruct+CT-W4A16-g128"
-    assert "checked on vLLM 0.28.0, 0.30.0, 0.33.0 only" in (_weights(cfg, vllm_version="0.31.0").refused or "")
+    assert "checked on vLLM 0.28.0, 0.30.0, 0.32.0, 0.33.0 only" in (_weights(cfg, vllm_version="0.31.0").refused or "")
     assert "SM 8.6, 8.9, 9.0 only" in (_weights(cfg, compute_capability=(10, 0), sm_count=148).refused or "")
     assert "pipeline or expert" in (_weights(cfg, pp=2).refused or "")
     act_order = _with_quant(tmp_path, "Qwen--Qwen3-VL-8B-Instruct+GPTQ-g128", lambda qc: {**qc, "desc_act": True})

@@ -64,7 +64,7 @@ UNMODELLED = {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_
 
 #: releases whose quantized Gemma-4 text layouts are recorded against vLLM
 #: (``tests/fidelity/quant_cases_gemma4.py``)
-QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+QUANT_RELEASES = ("0.28.0", "0.30.0", "0.32.0", "0.33.0")
 #: the GPUs (``major * 10 + minor``) those records cover (on SM 10.0 vLLM's Marlin MoE backend does
 #: not serve symmetric W4A16 experts: ``auto_gptq`` refuses them by name there)
 QUANT_SMS = (86, 89, 90, 100)

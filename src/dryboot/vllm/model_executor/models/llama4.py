@@ -63,7 +63,7 @@ _UNQUANTIZED = decoder(LLAMA4_TEXT, refused=("attention_bias",))
 
 #: releases whose quantized Llama-4 text layouts are recorded against vLLM
 #: (``tests/fidelity/quant_cases_llama4.py``)
-QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.32.0", "0.33.0")
 #: the GPUs (``major * 10 + minor``) those records cover
 QUANT_SMS = (86, 89, 90)
 #: ModelOpt's (FP8 / NVFP4) records cover Blackwell too (SM 10.0, 12.0: other kernels)

@@ -184,8 +184,9 @@ def deepstack_stages_refused(config: Mapping[str, Any], par: W.Parallel) -> None
 
 #: the architectures whose quantized layouts are recorded (Cosmos3, which shares the family, is not)
 QUANT_ARCHITECTURES = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
-#: the releases whose quantized Qwen3-VL layouts are recorded (quant-recorded-qwen3vl-*.json)
-QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+#: the releases whose quantized Qwen3-VL layouts are recorded (quant-recorded-qwen3vl-*.json; 0.32.0 with
+#: humming-kernels 0.1.17: its H100 W4A16 / AWQ / GPTQ layers through Humming, as 0.33.0's)
+QUANT_RELEASES = ("0.28.0", "0.30.0", "0.32.0", "0.33.0")
 #: the GPUs' SMs (major x 10 + minor) recorded: Marlin's fp8 and W4A16 (8.6), CUTLASS block fp8 (8.9,
 #: 9.0; 9.0 with DeepGEMM present)
 QUANT_SMS = (86, 89, 90)

@@ -46,6 +46,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dryboot.errors import InputError
+
 #: ``pad_n_to_multiple`` / ``pad_k_to_multiple`` of vLLM 0.33's Humming linear and MoE callers
 PAD_N = 256
 PAD_K = 128
@@ -116,7 +118,18 @@ def humming_tensors(layer: HummingLayer) -> list[tuple[str, int]]:
     return out
 
 
-def humming_locks_bytes(sm_count: int) -> int:
-    """``create_humming_locks``: ``8 x SMs`` int32, one set per Humming linear kernel object and
-    per Humming MoE experts object."""
+def humming_locks_bytes(sm_count: int | None) -> int:
+    """``create_humming_locks``: ``8 x SMs`` int32 (bytes), one set per Humming linear kernel
+    object and per Humming MoE experts object; ``sm_count`` the GPU's multiprocessors
+    (``torch.cuda.get_device_properties().multi_processor_count``), ``None`` when unknown.
+
+    :raises InputError: an unknown SM count (a GPU spec such as ``sm90:80G``, or a table GPU no
+        source gives the multiprocessors of): the locks' size is the GPU's, not guessed."""
+    if sm_count is None:
+        raise InputError(
+            "--gpu",
+            None,
+            "Humming's locks (8 int32 per multiprocessor, per Humming layer) need the GPU's multiprocessors, "
+            "unknown for this GPU: name one whose SM count is known (e.g. H100, H200)",
+        )
     return LOCKS_PER_SM * sm_count * 4

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 
+#: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
+#: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one); Humming's locks refuse it
+#: (:func:`~dryboot.vllm.model_executor.kernels.linear.humming.humming_locks_bytes`)
+UNKNOWN_SM_COUNT = 256
+
 #: ``marlin_utils.py``: ``MARLIN_SUPPORTED_GROUP_SIZES``, ``GPTQ_MARLIN_MIN_THREAD_N`` / ``_K``
 MARLIN_GROUP_SIZES = (-1, 32, 64, 128)
 MARLIN_MIN_THREAD_N = 64
@@ -159,7 +164,7 @@ def after_loading(
     c: MPLinearLayerConfig,
     scale_rows: int,
     *,
-    sm_count: int,
+    sm_count: int | None,
     gptq_layout: bool,
     g_idx_param: bool = True,
     layer_workspace: bool = True,
@@ -171,7 +176,8 @@ def after_loading(
     ``gptq_layout``: the method created GPTQ's ``qzeros`` (and, with ``g_idx_param``, ``g_idx``
     ``[k]`` int32: 0.28; gone in 0.33) rather than AWQ's. ``layer_workspace``: Marlin allocates
     its workspace per layer at loading (0.28); 0.33 takes it from the worker's workspace manager
-    at run time (not a weight).
+    at run time (not a weight). ``sm_count``: the GPU's multiprocessors, ``None`` when unknown
+    (Marlin's workspace then taken over :data:`UNKNOWN_SM_COUNT`; Humming refuses it).
 
     Marlin (``mixed_precision/marlin.py``): the weight repacked by ``gptq_marlin_repack`` to
     ``[pk / 16, pn * 16 / (32 / bits)]`` int32 over the padded ``(pn, pk)`` of
@@ -212,7 +218,8 @@ def after_loading(
         rows = pk // c.group_size if padded and c.group_size > 0 else scale_rows
         out = [("weight", pk * pn * c.bits // 8), ("scale", rows * pn * ab)]
         if layer_workspace:
-            out.append(("workspace", 4 * sm_count))
+            # an unknown SM count: the workspace of the largest GPUs (<= 256 SMs: 1024 bytes, two blocks)
+            out.append(("workspace", 4 * (sm_count if sm_count is not None else UNKNOWN_SM_COUNT)))
         if c.zero_points:
             groups = pk // c.group_size if c.group_size != -1 else 1
             out.append(("scale", groups * pn // per_int32 * 4))

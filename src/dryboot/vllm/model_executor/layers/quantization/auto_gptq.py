@@ -18,15 +18,13 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
     MARLIN_GROUP_SIZES,
+    UNKNOWN_SM_COUNT,
     MPLinearLayerConfig,
     after_loading,
     choose_mp_linear_kernel,
 )
 from dryboot.vllm.model_executor.layers.quantization.utils.quant_utils import is_layer_skipped, should_ignore_layer
 
-#: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
-#: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one)
-UNKNOWN_SM_COUNT = 256
 #: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``; the
 #: Gated DeltaNet projections: ``qwen3_5.py`` ``Qwen3_5ForCausalLMBase``)
 PACKED_MODULES = {
@@ -307,13 +305,11 @@ def wna16_linear_bytes(
     group = s.group_size if s.group_size != -1 else full_k
     repeat = not awq and (has_g_idx or (s.group_size == -1 and c.row_parallel))
     scale_rows = (full_k if repeat else k) // group
-    # an unknown SM count: the workspace of the largest GPUs (<= 256 SMs: 1024 bytes, two blocks)
-    sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
     out = after_loading(
         kernel,
         c,
         scale_rows,
-        sm_count=sms,
+        sm_count=q.sm_count,
         gptq_layout=q.packing == "gptq",
         g_idx_param=q.g_idx_param,
         layer_workspace=q.layer_workspace,
@@ -461,5 +457,4 @@ def humming_wna16_experts_bytes(
             zero_points=zp, experts=e,
         )  # fmt: skip
         out += humming_tensors(layer)
-    sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
-    return [*out, ("workspace", humming_locks_bytes(sms))]
+    return [*out, ("workspace", humming_locks_bytes(q.sm_count))]

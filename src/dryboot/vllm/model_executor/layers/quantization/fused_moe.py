@@ -42,7 +42,7 @@ quantization.scaled_mm.humming_nvfp4_experts_bytes`).
 from __future__ import annotations
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import UNKNOWN_SM_COUNT
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import UNKNOWN_SM_COUNT
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     ScaledScheme,

@@ -278,8 +278,7 @@ def humming_mxfp4_experts_bytes(e: int, h: int, i: int, *, sm_count: int | None)
     out: list[tuple[str, int]] = []
     for n, k in ((2 * ip, h), (h, ip)):
         out += humming_tensors(HummingLayer(n=n, k=k, bits=4, group_size=MXFP4_BLOCK, scale_bytes=1, experts=e))
-    sms = sm_count if sm_count is not None else 256
-    return [*out, ("workspace", humming_locks_bytes(sms))]
+    return [*out, ("workspace", humming_locks_bytes(sm_count))]
 
 
 def kimi_k3_mxfp4_experts_bytes(backend: str, e: int, h: int, i: int, *, sm_count: int | None) -> list[tuple[str, int]]:

@@ -252,8 +252,7 @@ def humming_nvfp4_linear_bytes(
     layer = HummingLayer(
         n=n, k=k, bits=4, group_size=16, scale_bytes=1, act_bytes=act_bytes, weight_scale_2="tensor", bias=bias
     )
-    sms = sm_count if sm_count is not None else 256
-    return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sms))]
+    return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sm_count))]
 
 
 def humming_nvfp4_experts_bytes(
@@ -276,8 +275,7 @@ def humming_nvfp4_experts_bytes(
     for n, k in (((2 if gated else 1) * i, h), (h, i)):
         layer = HummingLayer(n=n, k=k, bits=4, group_size=16, scale_bytes=1, weight_scale_2="tensor", experts=e)
         out += humming_tensors(layer)
-    sms = sm_count if sm_count is not None else 256
-    return [*out, ("workspace", humming_locks_bytes(sms))]
+    return [*out, ("workspace", humming_locks_bytes(sm_count))]
 
 
 def _scaled_linear_bytes(
