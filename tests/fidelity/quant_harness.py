@@ -114,9 +114,16 @@ def no_token_count(version: str, row: dict[str, Any]) -> bool:
 NO_TOKEN_COUNT = "give max_num_batched_tokens"
 
 
+#: dryboot's refusal of compressed-tensors fp8 below SM 8.9: every release 0.27.1-0.33.0 lists Humming's W8A16
+#: fp8 kernel ahead of Marlin's and every CUDA wheel requires humming-kernels, so a row recorded in a boot
+#: environment without the package holds Marlin's figure, which a real install does not take
+HUMMING_WFP8A16 = "served weight-only by its Humming kernels"
+
+
 def assert_weights(report: Any, row: dict[str, Any], why: str | None) -> None:
     """dryboot's ``report`` against vLLM's recorded ``row``: where vLLM (or the oracle) failed,
     dryboot refuses (naming ``why`` when given); where ``why`` names a refusal, dryboot's names it;
+    a compressed-tensors fp8 row below SM 8.9 may be refused by name (:data:`HUMMING_WFP8A16`);
     else it answers, byte-exact with vLLM's ``allocated_bytes`` on the first stage."""
     if not row["ok"]:
         assert report.refused, f"vLLM or the oracle fails ({str(row.get('error'))[:200]}); dryboot answered"
@@ -125,6 +132,8 @@ def assert_weights(report: Any, row: dict[str, Any], why: str | None) -> None:
         return
     if why is not None:
         assert why in (report.refused or ""), report.refused
+        return
+    if HUMMING_WFP8A16 in (report.refused or "") and tuple(row["capability"]) < (8, 9):
         return
     assert not report.refused, report.refused
     assert report.stages[0].allocated_bytes == row["allocated_bytes"], (row, report.stages[0].allocated_bytes)

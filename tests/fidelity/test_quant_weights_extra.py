@@ -21,6 +21,7 @@ import quant_cases_extra as extra
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from quant_harness import (
+    HUMMING_WFP8A16,
     NO_TOKEN_COUNT,
     case_ids,
     dryboot_weights,
@@ -75,7 +76,15 @@ def _exact(version: str, row: dict[str, Any]) -> bool:
         return False
     if _deep_gemm(version, row):
         return False
+    if _humming_fp8(row):
+        return False
     return bool(row["ok"])
+
+
+def _humming_fp8(row: dict[str, Any]) -> bool:
+    """Compressed-tensors fp8 below SM 8.9: served weight-only by Humming's W8A16 fp8 kernel, ahead of Marlin,
+    in every release (the rows were recorded without humming-kernels: Marlin's figure); refused by name."""
+    return "+CT-W8A8-FP8" in row["config"] and tuple(row["capability"]) < (8, 9)
 
 
 def test_corpus_size() -> None:
@@ -97,7 +106,8 @@ def test_corpus_size() -> None:
 
 def test_later_releases_recorded_at_tp1() -> None:
     """0.29.0 to 0.32.0 (recorded at TP 1 on the five GPUs, and 0.30.0 at TP 2 too): int8, fp8
-    channel, NVFP4 (Marlin below SM 10.0, FlashInfer on B200 / RTX 5090) and the published
+    channel (but compressed-tensors fp8 on the RTX 3090: Humming, refused by name), NVFP4 (Marlin below
+    SM 10.0, FlashInfer on B200 / RTX 5090) and the published
     ModelOpt FP8 / NVFP4 checkpoints byte-exact on every GPU (0.32.0's H100 NVFP4 rows through
     Humming, recorded with humming-kernels 0.1.17); ModelOpt FP8 on the RTX 3090 through CUTLASS
     on 0.29.0 / 0.30.0, Marlin on 0.31.0 / 0.32.0."""
@@ -111,7 +121,8 @@ def test_later_releases_recorded_at_tp1() -> None:
     )
     for version in ("0.29.0", "0.30.0", "0.31.0", "0.32.0"):
         exact = {(r["config"], r["gpu"]) for r in RECORDED[version].values() if _exact(version, r)}
-        want = {(c, g) for c in dense for g in gpus}
+        # compressed-tensors fp8 on the RTX 3090: Humming's W8A16 fp8 kernel (refused by name, _humming_fp8)
+        want = {(c, g) for c in dense for g in gpus if not ("+CT-W8A8-FP8" in c and g == "RTX 3090")}
         assert want <= exact, (version, want - exact)
         for row in RECORDED[version].values():
             if _exact(version, row):
@@ -157,6 +168,9 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         return
     if _needs_token_count(version, row):
         assert NO_TOKEN_COUNT in (report.refused or ""), report.refused
+        return
+    if _humming_fp8(row):
+        assert HUMMING_WFP8A16 in (report.refused or ""), report.refused
         return
     assert not report.refused, report.refused
     assert report.stages[0].allocated_bytes == row["allocated_bytes"]

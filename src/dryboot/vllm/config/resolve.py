@@ -1164,13 +1164,21 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         # the model runner builds its proposer (whose checks refuse) after the engine config
         # is validated and before the model
         drafter = hidden_state_drafter(model, args)
-    d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, kv_dtype, rules)
+    target_kv_dtype = kv_dtype
+    # the hidden-state proposer is built (its checks refuse) before the model; a drafter model after it
+    proposer_first = drafter is not None and drafter.method == "extract_hidden_states"
+    if proposer_first:
+        d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
+    else:
+        _drafter_kv_cache_dtype(args, drafter, target_kv_dtype)  # SpeculativeConfig's own check
     kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
     family_of(model).verify_layers(model, args)
     # the model is built: each attention layer selects its backend, then an MLA layer its prefill
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
     check_cross_attention_backend(model, backend, args.attention_backend)
+    if not proposer_first:
+        d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
     _refuse_drafter_hd256(model, backend, drafter, d_backend, kv_dtype, args, rules)
     family_of(model).verify_release(model, rules)
     if drafter is not None and drafter.model.family == "deepseek":
@@ -1501,6 +1509,23 @@ def drafter_backend_name(
     return named or target
 
 
+def _drafter_kv_cache_dtype(args: EngineArgs, drafter: Drafter | None, kv_dtype: str) -> str | None:
+    """The drafter's KV cache dtype (the speculative config's, else the target's ``kv_dtype``), ``None``
+    without a drafter.
+
+    :raises InputError: a dtype vLLM does not know (nor a custom one declared)."""
+    if drafter is None:
+        return None
+    d_dtype = drafter.kv_cache_dtype or kv_dtype
+    if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
+        raise InputError(
+            "--speculative-config",
+            "kv_cache_dtype",
+            f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
+        )
+    return d_dtype
+
+
 def _drafter_caches(
     model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, kv_dtype: str, rules: VersionRules
 ) -> tuple[str | None, str | None, AttentionBackend | None]:
@@ -1526,12 +1551,7 @@ def _drafter_caches(
             )
         return d_dtype, model_dtype_of(model, args), CACHE_ONLY_ATTN
     d_dtype = drafter.kv_cache_dtype or kv_dtype
-    if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
-        raise InputError(
-            "--speculative-config",
-            "kv_cache_dtype",
-            f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
-        )
+    _drafter_kv_cache_dtype(args, drafter, kv_dtype)
     d_name = drafter_backend_name(
         drafter.method,
         drafter.model.architecture,

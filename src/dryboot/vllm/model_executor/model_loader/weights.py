@@ -852,7 +852,10 @@ def model_dtype_name(config: Mapping[str, Any], dtype: str = "auto") -> str:
     if name == "float32" and dtype == "auto":
         name = "bfloat16"
     if name not in DTYPE_BYTES:
-        raise InputError("--dtype", None, f"{name} is not a model dtype dryboot models")
+        if dtype != "auto":
+            raise InputError("--dtype", None, f"{name!r} is not a model dtype dryboot models")
+        field = "torch_dtype" if config.get("torch_dtype") else "dtype"
+        raise InputError("config.json", field, f"{name!r} is not a model dtype dryboot models")
     return name
 
 
@@ -3574,15 +3577,16 @@ def _scaled_on_gpu(
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
-    # 0.27.1 serves compressed-tensors fp8 weight-only below SM 8.9 (its W8A16 fp8 scheme and fp8 MoE
-    # experts), with Humming ahead of Marlin (humming-kernels: a requirement of its CUDA wheel)
+    # every release 0.27.1-0.33.0 serves compressed-tensors fp8 weight-only below SM 8.9 (its W8A16 fp8
+    # scheme and fp8 MoE experts) with Humming ahead of Marlin (kernels/linear/__init__.py
+    # _POSSIBLE_WFP8A16_KERNELS; humming-kernels is a requirement of every CUDA wheel)
     ct_fp8 = quant.method == "compressed-tensors" and any(s.kind == "fp8" for _, s in scaled.groups)
-    if ct_fp8 and par.vllm_version == "0.27.1" and sm < 89:
+    if ct_fp8 and sm < 89:
         raise InputError(
             "quantization_config",
             "config_groups",
-            f"compressed-tensors fp8 on SM {par.capability[0]}.{par.capability[1]} with vLLM 0.27.1 is served "
-            "weight-only by its Humming kernels (ahead of Marlin), whose layouts are not modelled (not recorded)",
+            f"compressed-tensors fp8 on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} is "
+            "served weight-only by its Humming kernels (ahead of Marlin), whose fp8 layouts are not modelled",
         )
     scaled = replace(
         scaled,
