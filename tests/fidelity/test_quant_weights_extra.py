@@ -353,6 +353,10 @@ def test_live_oracle(tmp_path: Path) -> None:
         if not row["ok"]:
             assert report.refused, row["error"]
             continue
+        if _humming_fp8(row):
+            # the boot environment lacks humming-kernels (Marlin's figure); a CUDA install takes Humming's
+            assert HUMMING_WFP8A16 in (report.refused or ""), report.refused
+            continue
         assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import quant_cases_moe as moe
 from quant_harness import (
+    HUMMING_WFP8A16,
     NO_TOKEN_COUNT,
     assert_weights,
     case_ids,
@@ -260,8 +261,8 @@ def test_live_oracle(tmp_path: Path) -> None:
         if not row["ok"]:
             assert report.refused, row["error"]
             continue
-        if report.refused:  # a release whose layouts of this method are not checked: named
-            assert "only" in report.refused, report.refused
+        if report.refused:  # a release whose layouts of this method are not checked, or Humming's fp8: named
+            assert "only" in report.refused or HUMMING_WFP8A16 in report.refused, report.refused
             continue
         if _refusal(doc["vllm"], row) is None:
             assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
