@@ -1550,8 +1550,7 @@ def _drafter_caches(
                 "CacheOnlyAttentionLayer (extract_hidden_states) doesn't support this KV cache dtype",
             )
         return d_dtype, model_dtype_of(model, args), CACHE_ONLY_ATTN
-    d_dtype = drafter.kv_cache_dtype or kv_dtype
-    _drafter_kv_cache_dtype(args, drafter, kv_dtype)
+    d_dtype = _drafter_kv_cache_dtype(args, drafter, kv_dtype) or kv_dtype  # a drafter is given: never None
     d_name = drafter_backend_name(
         drafter.method,
         drafter.model.architecture,
