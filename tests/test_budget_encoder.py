@@ -1043,8 +1043,24 @@ def test_glm4v_items_for_any_processor_area(image: int, video: int, mml: int, im
         assert "\n" not in e.line() and "size.longest_edge" in e.line()
         return
     assert sized.image_tokens > 0 and sized.image_patches == 4 * sized.image_tokens
-    # the profiled video fills max_model_len, the counted one that less an image: never fewer frames
-    assert 0 < sized.video_item_tokens <= sized.frame_embeds
+    assert sized.video_item_tokens > 0 and sized.frame_embeds > 0
+    # the profiled video fills max_model_len, the counted one that less an image: where the counted
+    # one fits its room, the profiled one (more room) never has fewer tokens; where no frame count
+    # fits, vLLM's _get_max_video_frames falls back to one frame, which may be more than the run's
+    room = mml - (sized.image_tokens if image_active else 0)
+    if sized.video_item_tokens <= room:
+        assert sized.video_item_tokens <= sized.frame_embeds
+
+
+def test_glm4v_counted_video_falls_back_to_one_frame_when_none_fits() -> None:
+    """vLLM 0.33.0's ``Glm4vProcessingInfo._get_max_video_frames`` keeps one frame when no count's
+    tokens fit the room: at a 1,568 px video area, room 1 (max_model_len 2 less a 1-token image)
+    counts 9 tokens (one 84 x 84 frame) while the profiled video (room 2) runs 3 frames of 2."""
+    from dryboot.vllm.worker.encoder_profile import glm4v_sized, glm4v_tower
+
+    tower = glm4v_tower(GLM41V_VISION, "glm4v_vision")
+    sized = glm4v_sized(tower, max_model_len=2, image_max_pixels=1, video_max_pixels=1568, image_active=True)
+    assert (sized.image_tokens, sized.video_item_tokens, sized.frame_embeds) == (1, 9, 2)
 
 
 def test_kimi_k25_vision_chunk_stays_profiled_under_image_and_video_limits() -> None:
