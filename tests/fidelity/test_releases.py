@@ -400,6 +400,21 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             json.dumps({"method": "dflash", "num_speculative_tokens": 8, "model": str(REL / "granite4-drafter")}),
         ],
     ),
+    # the harness's case s250290-102 on 0.29.0: ModelConfig refuses the max_model_len before VllmConfig asks
+    # whether the class supports pipeline parallelism
+    "mamba2-autofit-pp": (
+        REL / "mamba2-2l",
+        ["--max-model-len", "-1", *_NB, "-tp", "4", "-pp", "2", "--kv-cache-memory-bytes", "2625517287"],
+    ),
+    # the harness's case s250330-82 on 0.33.0: the parser refuses --mamba-cache-mode all (0.32+) before the
+    # config is read (its MLA head dims have no SM90 prefill backend)
+    "kimi-mla-mcmode-all": (
+        REL / "kimi-mla-6432",
+        [
+            *("--max-model-len", "8192", *_NB, "-tp", "2", "--kv-cache-memory-bytes", "2625517287"),
+            *("--enable-prefix-caching", "--mamba-cache-mode", "all"),
+        ],
+    ),
     # the harness's case s2433-182 on 0.33.0: the hidden states scale the attention page, not the ShortConv one
     "lfm2-ehs": (
         REL / "lfm2-ehs",
@@ -1600,6 +1615,20 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # LFM2 with a hidden-state cache wider than the common page: 0.27.1-0.29.0 assert as "ehs-wide" does; from
     # 0.30 the attention page is scaled for it and the ShortConv page is not, so the pages are mixed, which the
     # default layout cannot express
+    ("0.27.1", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.28.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.29.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.30.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.31.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.32.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.33.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
+    ("0.27.1", "kimi-mla-mcmode-all"): _refused_with("No valid MLA prefill backend found"),
+    ("0.28.0", "kimi-mla-mcmode-all"): _refused_with("No valid MLA prefill backend found"),
+    ("0.29.0", "kimi-mla-mcmode-all"): _refused_with("No valid MLA prefill backend found"),
+    ("0.30.0", "kimi-mla-mcmode-all"): _refused_with("No valid MLA prefill backend found"),
+    ("0.31.0", "kimi-mla-mcmode-all"): _refused_with("No valid MLA prefill backend found"),
+    ("0.32.0", "kimi-mla-mcmode-all"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
+    ("0.33.0", "kimi-mla-mcmode-all"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
     ("0.27.1", "lfm2-ehs"): _refused_as(
         "AssertionError: ",
         "v1/kv_cache_interface.py:207 page_size_bytes: assert self.page_size_padded >= self.unpadded_page_size_bytes",

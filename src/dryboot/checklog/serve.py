@@ -39,7 +39,7 @@ from dryboot.checklog.locate import find_config
 from dryboot.errors import InputError
 from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes, apply_flags
-from dryboot.vllm.config.resolve import derive_max_model_len
+from dryboot.vllm.config.resolve import check_parser_choices, derive_max_model_len
 from dryboot.vllm.config.scheduler import verify_long_prefill_token_threshold
 from dryboot.vllm.transformers_utils.config import load_model, refuse_drafter_as_model
 
@@ -462,6 +462,10 @@ def plan_inputs(
             notes.append(f"--{name} {value} given to dryboot overrides the command line's {as_text(flags[name])}")
         args = apply_flags(args, {name: value}, f"--{name}")
         flags[name] = value
+    from dryboot.vllm.versions import rules_for  # at call, as in the release reader above
+
+    # vLLM's argument parser exits on a choice its release lacks before any config is read
+    check_parser_choices(args, rules_for(args.vllm_version))
     refuse_drafter_as_model(located.path, args.vllm_version)
     model = load_model(located.path)
     if "engram_config" in cmd.args:

@@ -17,6 +17,7 @@ from dryboot.planner.flags import (
 )
 from dryboot.planner.plan import Drafter
 from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.config.resolve import check_parser_choices
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
@@ -30,6 +31,7 @@ from dryboot.vllm.transformers_utils.config import (
     unknown_override_keys,
 )
 from dryboot.vllm.transformers_utils.speculators import draft_config, is_speculators
+from dryboot.vllm.versions import rules_for
 
 #: Methods whose draft model keeps no KV cache (``medusa``: ``MedusaModel``'s heads are
 #: residual MLP blocks over the target's last hidden state; vLLM's ``SpeculativeConfig`` reads an
@@ -70,11 +72,13 @@ def build_engine_args(
     version = "vllm-version"
     release = apply_flags(EngineArgs(), {version: flags[version]}, f"--{version}") if version in flags else EngineArgs()
     refuse_drafter_as_model(model_path, release.vllm_version, overrides)
-    model = load_model(model_path, overrides)
     args = EngineArgs(input_notes=notes)
     for name, value in flags.items():
         args = apply_flags(args, {name: value}, f"--{name}")
     args = add_custom_dtypes(args, custom_dtypes)
+    # vLLM's argument parser exits on a choice its release lacks before any config is read
+    check_parser_choices(args, rules_for(args.vllm_version))
+    model = load_model(model_path, overrides)
     if args.pipeline_parallel_size > 1 and ENV_PP_LAYER_PARTITION in os.environ:
         # read from the environment, as vLLM's get_pp_indices does
         args = replace(args, pp_layer_partition=os.environ[ENV_PP_LAYER_PARTITION])

@@ -883,6 +883,22 @@ def check_mamba_cache_mode_choice(args: EngineArgs, rules: VersionRules) -> None
         )
 
 
+def check_parser_choices(args: EngineArgs, rules: VersionRules) -> None:
+    """vLLM's argument parser on the choices a release lists (``--mamba-cache-mode``'s
+    ``MambaCacheMode``, ``--kv-cache-dtype``'s ``CacheDType``): checked before any config is read,
+    as ``vllm serve`` exits on them before it loads the model.
+
+    :raises InputError: a choice the release does not list, naming the flag."""
+    check_mamba_cache_mode_choice(args, rules)
+    if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
+            f"(vLLM {rules.version})",
+        )
+
+
 def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
     """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
     set; off -> ``none``."""
@@ -1082,7 +1098,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     """
     args.validate()
     rules = rules_for(args.vllm_version)
-    check_mamba_cache_mode_choice(args, rules)  # the CLI parser, before any config is read
+    check_parser_choices(args, rules)  # the CLI parser, before any config is read
     async_on, async_blocker = resolve_async_scheduling(args, rules)
     # create_engine_config resolves the checkpoint's KV cache dtype for a given ``auto``
     # (resolve_kv_cache_dtype_string) before VllmConfig runs the models' verify_and_update_config hooks
@@ -1380,6 +1396,8 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
             "block; no capacity), which dryboot does not plan",
         )
     if args.pipeline_parallel_size > 1:
+        # VllmConfig's verify_with_parallel_config, after ModelConfig has refused a max_model_len
+        derive_max_model_len(model, args)
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     family = family_for(model.architecture, model.source)
     # the towers vLLM builds under the multimodal flags: only their sharded layers are checked
