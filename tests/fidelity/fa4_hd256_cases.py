@@ -24,7 +24,7 @@ EXAMPLES = HERE.parents[1] / "examples" / "models"
 RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the releases before the kernel, recorded on :data:`EARLIER_CASES` only
 EARLIER = ("0.27.1", "0.28.0")
-EARLIER_CASES = ("gemma3-fa", "qwen35-fa")
+EARLIER_CASES = ("gemma3-fa", "qwen35-fa", "g4g128-fa-lmonly", "g4g128-default-lmonly", "g4g128-fa-lmonly-bs256")
 C_ALL = RELEASES
 
 MODELS: dict[str, Path] = {
@@ -36,6 +36,7 @@ MODELS: dict[str, Path] = {
     "qwen3-hd256": CONFIGS / "qwen3-hd256.json",
     "qwen3-hd256-softcapkey": CONFIGS / "qwen3-hd256-softcapkey.json",
     "gemma4-mixed": HERE / "data" / "releases" / "fa4fp8" / "config.json",
+    "gemma4-g128": CONFIGS / "gemma4-g128.json",
 }
 
 BASE = ["--max-model-len", "4096", "--max-num-batched-tokens", "4096", "--kv-cache-memory-bytes", "2000000000"]
@@ -68,6 +69,9 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
     ),
     "qnext-fa": ("qwen3-next", [*BASE, *FA], "B200", "cubin"),
     "gemma4-fa-lmonly": ("gemma4-mixed", [*BASE, *FA, "--language-model-only"], "B200", "cubin"),
+    "g4g128-fa-lmonly": ("gemma4-g128", [*BASE, *FA, "--language-model-only"], "B200", "cubin"),
+    "g4g128-default-lmonly": ("gemma4-g128", [*BASE, "--language-model-only"], "B200", "cubin"),
+    "g4g128-fa-lmonly-bs256": ("gemma4-g128", [*BASE, *FA, "--language-model-only", "--block-size", "256"], "B200", "cubin"),
 }
 
 

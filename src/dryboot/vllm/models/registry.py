@@ -47,7 +47,8 @@ class Family:
     flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
     ``attention_backend`` (a backend the model hands its layers itself), ``check_backend`` (what the
     model's layers refuse while probing for a backend: HY V4's sparse probe), ``verify_backend``
-    (what they refuse of the backend selected: RNJ-1's), ``fa4_all_layers`` (the model's config hook
+    (what they refuse of the backend selected: RNJ-1's), ``head_size_is_widest`` (vLLM's whole-model head size
+    is the widest layer's: Gemma-4), ``fa4_all_layers`` (the model's config hook
     puts every layer on FlashAttention 4), ``handed_on_every_gpu`` (the handed backend was read from
     vLLM on every GPU generation), ``verify_layers`` (refusals while its layers are built, after the
     drafter's proposer), ``backend_assumption`` (why the
@@ -166,6 +167,14 @@ class Family:
         (default: no)."""
         hook = getattr(self.module(), "fa4_all_layers", None)
         return False if hook is None else bool(hook(model, requested))
+
+    def head_size_is_widest(self, model: ModelGeometry) -> bool:
+        """Whether vLLM's whole-model head size (``ModelConfig.get_head_size``) is the widest layer's:
+        the model config is converted layer by layer and differing fields collapse with ``max``
+        (``ModelArchitectureConfig.from_layers``, ``get_per_layer_hf_configs``: Gemma-4); default no
+        (the text config's ``head_dim``, not modelled beside narrower heads)."""
+        hook = getattr(self.module(), "head_size_is_widest", None)
+        return False if hook is None else bool(hook(model))
 
     def backend_assumption(self, model: ModelGeometry) -> str | None:
         """Why the model's layers choose their attention backend themselves, whatever
