@@ -74,7 +74,12 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
     "gemma4-fa-lmonly": ("gemma4-mixed", [*BASE, *FA, "--language-model-only"], "B200", "cubin"),
     "g4g128-fa-lmonly": ("gemma4-g128", [*BASE, *FA, "--language-model-only"], "B200", "cubin"),
     "g4g128-default-lmonly": ("gemma4-g128", [*BASE, "--language-model-only"], "B200", "cubin"),
-    "g4g128-fa-lmonly-bs256": ("gemma4-g128", [*BASE, *FA, "--language-model-only", "--block-size", "256"], "B200", "cubin"),
+    "g4g128-fa-lmonly-bs256": (
+        "gemma4-g128",
+        [*BASE, *FA, "--language-model-only", "--block-size", "256"],
+        "B200",
+        "cubin",
+    ),
     # SM 11.0 (Jetson AGX Thor): FA4 is not FlashAttention's default there (get_flash_attn_version: SM 10.x only)
     "thor-qwen3-default": ("qwen3-hd256", BASE, THOR, "cubin"),
     "thor-qwen3-fa": ("qwen3-hd256", [*BASE, *FA], THOR, "cubin"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import ModuleType
@@ -225,12 +225,17 @@ class Family:
         hook = getattr(self.module(), "side_cache_specs", None)
         return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
 
-    def own_groups(self, model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+    def own_groups(
+        self, model: ModelGeometry, specs: dict[str, LayerSpec], stages: Sequence[frozenset[str]] | None = None
+    ) -> tuple[tuple[str, ...], ...] | None:
         """A repeat-packed model's KV cache groups (member layers, vLLM's order) where the release groups them
         its own way (GLM-5.3-Flash's KDA layers beside indexed ones on vLLM 0.30.0 / 0.31.0); default
-        ``None``: the repeat pattern's groups."""
+        ``None``: the repeat pattern's groups. ``stages``: each pipeline stage's cache layers (``None``:
+        no pipeline parallelism); the groups span every stage's layers.
+
+        :raises InputError: a grouping the release refuses (a stage of KDA layers without an MLA layer)."""
         hook = getattr(self.module(), "own_groups", None)
-        return None if hook is None else hook(model, specs)
+        return None if hook is None else hook(model, specs, stages)
 
     def grouped_side_caches(
         self, model: ModelGeometry, args: EngineArgs, layers: list[tuple[str, LayerSpec]]
