@@ -102,8 +102,16 @@ def test_soft_cap_in_the_config_falls_back_for_the_model() -> None:
 def test_heads_of_256_beside_narrower_ones_are_refused_by_name() -> None:
     data = json.loads(GEMMA4.read_text())
     data["text_config"]["global_head_dim"] = 128
+    # Gemma-4's whole-model head size is its widest layer's (converted per layer): FA4's pages
+    cfg = _engine(data, "0.33.0", language_model_only=True)
+    assert cfg.backend.preferred_block_size(16) == 128
+    # a model whose whole-model head size is its config's head_dim is not modelled beside narrower heads
+    model = geometry_from_config(data).evolve(family_extra=None)
+    args = EngineArgs(
+        vllm_version="0.33.0", gpu=parse_gpu("B200"), attention_backend="FLASH_ATTN", language_model_only=True
+    )
     with pytest.raises(InputError, match=r"ModelConfig\.get_head_size"):
-        _engine(data, "0.33.0", language_model_only=True)
+        create_engine_config(model, args, None)
     # before 0.29 and off SM 10.x / 11.x nothing is asked
     _engine(data, "0.28.0", language_model_only=True)
     _engine(data, "0.33.0", "H200", language_model_only=True)

@@ -8,8 +8,9 @@ sliding and full layers, no soft cap), ``gemma2-softcap`` (a 4-layer Gemma-2 sta
 ``attn_logit_softcapping`` 50: the model-level fallback), ``gpt-oss-hd256`` (gpt-oss-20b's config with
 256-wide heads and 4 layers: attention sinks); the published Qwen3.5-27B and Qwen3-Next-80B configs
 (``examples/models``: Gated DeltaNet beside 256-wide attention) and the Gemma-4 config of
-``data/releases/fa4fp8`` (sliding heads of 256 beside global heads of 512). No SM 11.x GPU is in
-``gpus.toml``: only SM 10.x is recorded.
+``data/releases/fa4fp8`` (sliding heads of 256 beside global heads of 512), and ``gemma4-g128`` (that
+config with ``global_head_dim`` 128: the widest head, vLLM's whole-model head size for Gemma-4, is 256).
+The ``thor-*`` cases run as ``gpus.toml``'s SM 11.0 row (Jetson AGX Thor).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ EXAMPLES = HERE.parents[1] / "examples" / "models"
 RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the releases before the kernel, recorded on :data:`EARLIER_CASES` only
 EARLIER = ("0.27.1", "0.28.0")
-EARLIER_CASES = ("gemma3-fa", "qwen35-fa")
+EARLIER_CASES = ("gemma3-fa", "qwen35-fa", "g4g128-fa-lmonly", "g4g128-default-lmonly", "g4g128-fa-lmonly-bs256")
 C_ALL = RELEASES
 
 MODELS: dict[str, Path] = {
@@ -36,10 +37,13 @@ MODELS: dict[str, Path] = {
     "qwen3-hd256": CONFIGS / "qwen3-hd256.json",
     "qwen3-hd256-softcapkey": CONFIGS / "qwen3-hd256-softcapkey.json",
     "gemma4-mixed": HERE / "data" / "releases" / "fa4fp8" / "config.json",
+    "gemma4-g128": CONFIGS / "gemma4-g128.json",
 }
 
 BASE = ["--max-model-len", "4096", "--max-num-batched-tokens", "4096", "--kv-cache-memory-bytes", "2000000000"]
 FA = ["--attention-backend", "FLASH_ATTN"]
+#: the SM 11.0 row of ``gpus.toml``
+THOR = "Jetson AGX Thor"
 
 #: case id -> (model, flags, GPU, FlashInfer arm of ``run_oracle_as.py``: ``cubin`` as vLLM's images,
 #: ``nvcc-offline`` without flashinfer-cubin, which dryboot is told with ``--no-flashinfer-cubin``)
@@ -68,6 +72,21 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
     ),
     "qnext-fa": ("qwen3-next", [*BASE, *FA], "B200", "cubin"),
     "gemma4-fa-lmonly": ("gemma4-mixed", [*BASE, *FA, "--language-model-only"], "B200", "cubin"),
+    "g4g128-fa-lmonly": ("gemma4-g128", [*BASE, *FA, "--language-model-only"], "B200", "cubin"),
+    "g4g128-default-lmonly": ("gemma4-g128", [*BASE, "--language-model-only"], "B200", "cubin"),
+    "g4g128-fa-lmonly-bs256": (
+        "gemma4-g128",
+        [*BASE, *FA, "--language-model-only", "--block-size", "256"],
+        "B200",
+        "cubin",
+    ),
+    # SM 11.0 (Jetson AGX Thor): FA4 is not FlashAttention's default there (get_flash_attn_version: SM 10.x only)
+    "thor-qwen3-default": ("qwen3-hd256", BASE, THOR, "cubin"),
+    "thor-qwen3-fa": ("qwen3-hd256", [*BASE, *FA], THOR, "cubin"),
+    "thor-qwen3-fp8": ("qwen3-hd256", [*BASE, "--kv-cache-dtype", "fp8"], THOR, "cubin"),
+    "thor-qwen35-default": ("qwen3.5-27b", BASE, THOR, "cubin"),
+    "thor-sinks-default": ("gpt-oss-hd256", BASE, THOR, "cubin"),
+    "thor-gemma4-lmonly": ("gemma4-mixed", [*BASE, "--language-model-only"], THOR, "cubin"),
 }
 
 

@@ -158,3 +158,35 @@ def recorded(version: str = VERSION) -> dict[str, dict[str, Any]]:
     assert doc["vllm"] == version
     cases: dict[str, dict[str, Any]] = doc["cases"]
     return cases
+
+
+KDA_ARGV = [*BASE, "--block-size", "1024"]
+#: KDA layers beside indexed ones (``flash-layers``: vLLM 0.30.0's ``_get_kv_cache_groups_glm5_next``) under
+#: pipeline parallelism: each stage's KDA layers share slots with its MLA layers
+#: (``_pp_balanced_mamba_group_count``), recorded on 0.30.0 / 0.31.0 alone into
+#: ``data/glm5next/kdapp-<release>.json`` (``RECORD_GLM5NEXT_KDAPP=1 record_glm5next.py``); a block of 1,024 tokens
+#: (the default 512's tail ring page exceeds the indexer key cache's: ``flash-layers``' AssertionError)
+KDA_PP_CASES: dict[str, tuple[str, list[str], str | None]] = {
+    "layers-b1024": ("flash-layers", KDA_ARGV, None),
+    "layers-b1024-pp2": ("flash-layers", [*KDA_ARGV, "--pipeline-parallel-size", "2"], None),
+    "layers-b1024-pp3": ("flash-layers", [*KDA_ARGV, "--pipeline-parallel-size", "3"], None),
+    "layers-b1024-pp4": ("flash-layers", [*KDA_ARGV, "--pipeline-parallel-size", "4"], None),
+    "layers-b2048-pp2": ("flash-layers", [*BASE, "--block-size", "2048", "--pipeline-parallel-size", "2"], None),
+    "layers-b1024-pp2-no-prefix": (
+        "flash-layers",
+        [*KDA_ARGV, "--pipeline-parallel-size", "2", "--no-enable-prefix-caching"],
+        None,
+    ),
+}
+KDA_PP_RELEASES = ("0.30.0", "0.31.0")
+
+
+def kdapp_record_path(version: str) -> Path:
+    return DATA / f"kdapp-{version}.json"
+
+
+def kdapp_recorded(version: str) -> dict[str, dict[str, Any]]:
+    doc: dict[str, Any] = json.loads(kdapp_record_path(version).read_text())
+    assert doc["vllm"] == version
+    cases: dict[str, dict[str, Any]] = doc["cases"]
+    return cases

@@ -6,8 +6,8 @@ Writes each config into a model directory, runs ``src/dryboot/boot/engine_start.
 default H200, or as a case's GPU through ``tests/data/gpus/run_oracle_as.py``) over the release's
 cases (``cases_for``) and writes ``data/glm5next/vllm-<release>.json`` (other cases' answers kept
 when only some are named; ``RECORD_OUT`` writes elsewhere; ``RECORD_GLM5NEXT_DENSE=1``: the dense MLA cases
-``DENSE_CASES`` of 0.30.0 / 0.31.0 into ``data/glm5next/dense-<release>.json``). Nothing recorded comes from
-dryboot.
+``DENSE_CASES`` of 0.30.0 / 0.31.0 into ``data/glm5next/dense-<release>.json``; ``RECORD_GLM5NEXT_KDAPP=1``:
+``KDA_PP_CASES`` into ``data/glm5next/kdapp-<release>.json``). Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -42,7 +42,11 @@ def main() -> int:
     if dense and version not in C.DENSE_RELEASES:
         print(f"the dense cases are recorded on vLLM {', '.join(C.DENSE_RELEASES)} only", file=sys.stderr)
         return 1
-    every = C.DENSE_CASES if dense else C.cases_for(version)
+    kdapp = bool(os.environ.get("RECORD_GLM5NEXT_KDAPP"))
+    if kdapp and version not in C.KDA_PP_RELEASES:
+        print(f"the KDA PP cases are recorded on vLLM {', '.join(C.KDA_PP_RELEASES)} only", file=sys.stderr)
+        return 1
+    every = C.KDA_PP_CASES if kdapp else C.DENSE_CASES if dense else C.cases_for(version)
     cases = {k: v for k, v in every.items() if not only or k in only}
     res: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,7 +61,9 @@ def main() -> int:
             res.update(H.OracleRunner(python, jobs=1, oracle_argv=oracle).run(inputs))
     if H.crashed_cases(res):
         return 1
-    record = C.dense_record_path(version) if dense else C.record_path(version)
+    record = (
+        C.kdapp_record_path(version) if kdapp else C.dense_record_path(version) if dense else C.record_path(version)
+    )
     path = Path(os.environ.get("RECORD_OUT") or record)
     doc: dict[str, Any] = json.loads(record.read_text()) if record.exists() else {"vllm": version, "cases": {}}
     for cid, (name, argv, gpu) in cases.items():

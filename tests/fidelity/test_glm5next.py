@@ -193,3 +193,22 @@ def test_group_members_are_vllms(tmp_path: Path, cid: str) -> None:
     model = H._write_config(tmp_path, cid, C.config(name))
     case = H.Case(cid, "glm5next", model, [*argv, *(["--gpu", gpu] if gpu else [])])
     assert _group_layers(case) == C.recorded()[cid]["vllm"]["group_layers"]
+
+
+KDA_PP = [(v, cid) for v in C.KDA_PP_RELEASES for cid in C.KDA_PP_CASES]
+
+
+@pytest.mark.parametrize(("version", "cid"), KDA_PP)
+def test_kda_beside_indexed_layers_under_pipeline_parallelism(tmp_path: Path, version: str, cid: str) -> None:
+    """``flash-layers`` (KDA layers beside indexed ones) at a block of 1,024 / 2,048 tokens under PP 2 / 3 / 4
+    (``data/glm5next/kdapp-<release>.json``): on 0.30.0 each stage's worker holds its decoder layers' caches, the
+    KDA groups counted over every stage (``_pp_balanced_mamba_group_count``: at least ``cdiv(KDA, MLA)`` of each
+    stage) and dealt round-robin over every KDA layer; a stage of KDA layers only declares every layout, the
+    others the indexed layers' one (PP 3 / 4: vLLM's AssertionError). 0.31.0's config class refuses the
+    ``layer_types``."""
+    assert list(C.kdapp_recorded(version)) == list(C.KDA_PP_CASES)
+    name, argv, _ = C.KDA_PP_CASES[cid]
+    model = H._write_config(tmp_path, cid, C.config(name))
+    d = H.run_dryboot(H.Case(cid, "glm5next", model, argv), version)
+    verdict = H.compare(C.kdapp_recorded(version)[cid]["vllm"], d)
+    assert verdict["agree"], (verdict["diffs"], d.get("error"))

@@ -499,10 +499,10 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
     if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
         pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
     specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
-    groups = family.own_groups(model, specs) or R.group_specs(specs)
     # under pipeline parallelism the groups span every stage's layers and each stage's worker sizes its
     # own pool from the layers it holds (the side caches beside its decoder layers' own)
     stages = None if layout.stages is None else _with_side_caches(layout.stages, specs)
+    groups = family.own_groups(model, specs, stages) or R.group_specs(specs)
     workers: list[frozenset[str] | None] = [None] if stages is None else list(stages)
     grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(list(specs.items()))

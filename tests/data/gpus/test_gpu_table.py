@@ -44,15 +44,22 @@ WANTED = {
 }
 #: GPUs added after a release's matrix was recorded, with no venv of that release at hand
 #: (re-record with the README's loop): (release, GPU).
-NOT_RECORDED = {
-    (version, gpu)
-    for version in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-    for gpu in ("GB10", "RTX PRO 6000 Blackwell", "RTX PRO 4500 Blackwell")
-} | {
-    (version, gpu)  # issue 33's host variants: the same card's backend as the row they vary
-    for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-    for gpu in ("RTX 4090 (WSL2)", "RTX 4090 (cloud VM)", "RTX PRO 6000 Blackwell Server Edition")
-}
+NOT_RECORDED = (
+    {
+        (version, gpu)
+        for version in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+        for gpu in ("GB10", "RTX PRO 6000 Blackwell", "RTX PRO 4500 Blackwell")
+    }
+    | {
+        (version, gpu)  # issue 33's host variants: the same card's backend as the row they vary
+        for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+        for gpu in ("RTX 4090 (WSL2)", "RTX 4090 (cloud VM)", "RTX PRO 6000 Blackwell Server Edition")
+    }
+    | {
+        (version, "Jetson AGX Thor")  # session 25: the boot environments at hand lack the matrix's triton
+        for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    }
+)
 
 
 def _norm(name: str) -> str:

@@ -300,7 +300,9 @@ def fa4_hd256_flash_attn(
     layer_level = (
         rules.fa4_hd256_layer_blocks and cap[0] == 10 and any(a.head_dim == a.head_dim_v == 256 for a in attention)
     )
-    ambiguous = fa4 and fallback is None and len(heads) > 1 and max(heads) == 256
+    # the whole-model head size is the widest layer's only where vLLM converts the config per layer
+    widest = family_of(model).head_size_is_widest(model)
+    ambiguous = fa4 and fallback is None and len(heads) > 1 and max(heads) == 256 and not widest
     if not (model_level or layer_level):
         return None, ambiguous
     return fa4_hd256_backend(BACKENDS["FLASH_ATTN"], page, model_level, layer_level), ambiguous

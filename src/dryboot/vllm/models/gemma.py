@@ -322,3 +322,10 @@ def fa4_all_layers(model: ModelGeometry, requested: str | None) -> bool:
     unset or ``FLASH_ATTN``)."""
     extra = extra_of(model, Gemma4Extra)
     return extra is not None and extra.fa4_all_layers and requested in (None, "FLASH_ATTN")
+
+
+def head_size_is_widest(model: ModelGeometry) -> bool:
+    """Gemma-4: vLLM converts its config layer by layer (``gemma4_layer_config``: a full-attention layer
+    takes ``global_head_dim``), so ``ModelConfig.get_head_size`` is the widest layer's head
+    (``ModelArchitectureConfig.from_layers`` collapses differing fields with ``max``)."""
+    return extra_of(model, Gemma4Extra) is not None

@@ -67,6 +67,7 @@ among them), decode context parallelism, ``--prefix-match-unit``, a named backen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -844,7 +845,7 @@ def _own_grouping_specs(
     heads, one block a request), the tail padded to the key cache's page (``_get_kv_cache_groups_glm5_next``).
 
     :raises InputError: a block the kpool indexer's pages do not tile, or a tail page larger than the key
-        cache's page (vLLM's AssertionErrors, recorded); then pipeline parallelism (not verified)."""
+        cache's page (vLLM's AssertionErrors, recorded)."""
     arch = model.architecture
     kpool = caches.kpool
     _check_drafter_layers(model, caches, layers)
@@ -874,14 +875,6 @@ def _own_grouping_specs(
             out[prefix + "k_cache"] = index
             out[prefix + "tail_cache"] = tail.with_padded_page(index.page_size_bytes)
         out[name] = spec
-    if args.pipeline_parallel_size > 1 and layers:
-        # after the layers' own failures (recorded: flash-layers-pp2's tail ring AssertionError)
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(args.pipeline_parallel_size),
-            f"{arch} on vLLM {args.vllm_version}: KDA layers beside indexed ones under pipeline parallelism are "
-            "not verified (_pp_balanced_mamba_group_count; not modelled)",
-        )
     return out
 
 
@@ -925,21 +918,48 @@ def _kpool_assertion(arch: str, kpool: int, block: int) -> str:
     )
 
 
-def own_groups(model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+def own_groups(
+    model: ModelGeometry, specs: dict[str, LayerSpec], stages: Sequence[frozenset[str]] | None = None
+) -> tuple[tuple[str, ...], ...] | None:
     """vLLM 0.30.0 / 0.31.0's GLM-5.3-Flash groups (``_get_kv_cache_groups_glm5_next``) of KDA layers beside
     indexed ones: one uniform-type group of every indexer key cache and MLA layer, one of the tail rings, and
-    the KDA states dealt round-robin into ``cdiv(KDA layers, MLA layers)`` groups; the pool's bytes per block
-    are then the first group's pages (``_get_kv_cache_bytes_per_block``). ``None`` elsewhere (the repeat
-    pattern's groups)."""
+    the KDA states dealt round-robin into :func:`kda_group_count` groups; the pool's bytes per block are then
+    the first group's pages (``_get_kv_cache_bytes_per_block``). ``stages``: each pipeline stage's cache
+    layers (``None``: one stage). ``None`` elsewhere (the repeat pattern's groups).
+
+    :raises InputError: a stage of KDA layers without an MLA layer (vLLM's ValueError)."""
     if not _kda_beside(model):
         return None
     names = list(specs)
     attn = tuple(n for n in names if isinstance(specs[n], AttentionSpec) and specs[n].kind != KPOOL_TAIL_SPEC)
     tails = tuple(n for n in names if specs[n].kind == KPOOL_TAIL_SPEC)
     states = [n for n in names if isinstance(specs[n], MambaSpec)]
-    mla = sum(1 for n in attn if n.endswith(".self_attn.attn"))
-    count = cdiv(len(states), mla)
+    mla = [n for n in attn if n.endswith(".self_attn.attn")]
+    count = kda_group_count(states, mla, stages)
+    if count is None:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(len(stages or ())),
+            f"{model.architecture}: ValueError: a pipeline stage has mamba layers but no MLA layer to share slots "
+            "with; realign the stage boundaries (VLLM_PP_LAYER_PARTITION) (_get_kv_cache_groups_glm5_next)",
+        )
     return (attn, tails, *(tuple(states[i::count]) for i in range(count)))
+
+
+def kda_group_count(states: Sequence[str], mla: Sequence[str], stages: Sequence[frozenset[str]] | None) -> int | None:
+    """The KDA groups (``_pp_balanced_mamba_group_count``): ``cdiv(KDA layers, MLA layers)`` over the model,
+    raised to each pipeline stage's own ``cdiv(its KDA layers, its MLA layers)`` so every stage's states fit
+    its MLA slots; ``None`` where a stage holds KDA layers and no MLA layer. ``states``, ``mla``: the layer
+    names; ``stages``: each stage's layer names (``None``: one stage)."""
+    count = cdiv(len(states), len(mla))
+    for held in stages or ():
+        kda = sum(n in held for n in states)
+        attn = sum(n in held for n in mla)
+        if kda and not attn:
+            return None
+        if kda:
+            count = max(count, cdiv(kda, attn))
+    return count
 
 
 def _kernel_blocks(model: ModelGeometry, args: EngineArgs) -> tuple[KernelBlock, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import ModuleType
@@ -47,7 +47,8 @@ class Family:
     flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
     ``attention_backend`` (a backend the model hands its layers itself), ``check_backend`` (what the
     model's layers refuse while probing for a backend: HY V4's sparse probe), ``verify_backend``
-    (what they refuse of the backend selected: RNJ-1's), ``fa4_all_layers`` (the model's config hook
+    (what they refuse of the backend selected: RNJ-1's), ``head_size_is_widest`` (vLLM's whole-model head size
+    is the widest layer's: Gemma-4), ``fa4_all_layers`` (the model's config hook
     puts every layer on FlashAttention 4), ``handed_on_every_gpu`` (the handed backend was read from
     vLLM on every GPU generation), ``verify_layers`` (refusals while its layers are built, after the
     drafter's proposer), ``backend_assumption`` (why the
@@ -167,6 +168,14 @@ class Family:
         hook = getattr(self.module(), "fa4_all_layers", None)
         return False if hook is None else bool(hook(model, requested))
 
+    def head_size_is_widest(self, model: ModelGeometry) -> bool:
+        """Whether vLLM's whole-model head size (``ModelConfig.get_head_size``) is the widest layer's:
+        the model config is converted layer by layer and differing fields collapse with ``max``
+        (``ModelArchitectureConfig.from_layers``, ``get_per_layer_hf_configs``: Gemma-4); default no
+        (the text config's ``head_dim``, not modelled beside narrower heads)."""
+        hook = getattr(self.module(), "head_size_is_widest", None)
+        return False if hook is None else bool(hook(model))
+
     def backend_assumption(self, model: ModelGeometry) -> str | None:
         """Why the model's layers choose their attention backend themselves, whatever
         ``--attention-backend`` names (the assumption the plan states), or ``None``: vLLM's
@@ -216,12 +225,17 @@ class Family:
         hook = getattr(self.module(), "side_cache_specs", None)
         return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
 
-    def own_groups(self, model: ModelGeometry, specs: dict[str, LayerSpec]) -> tuple[tuple[str, ...], ...] | None:
+    def own_groups(
+        self, model: ModelGeometry, specs: dict[str, LayerSpec], stages: Sequence[frozenset[str]] | None = None
+    ) -> tuple[tuple[str, ...], ...] | None:
         """A repeat-packed model's KV cache groups (member layers, vLLM's order) where the release groups them
         its own way (GLM-5.3-Flash's KDA layers beside indexed ones on vLLM 0.30.0 / 0.31.0); default
-        ``None``: the repeat pattern's groups."""
+        ``None``: the repeat pattern's groups. ``stages``: each pipeline stage's cache layers (``None``:
+        no pipeline parallelism); the groups span every stage's layers.
+
+        :raises InputError: a grouping the release refuses (a stage of KDA layers without an MLA layer)."""
         hook = getattr(self.module(), "own_groups", None)
-        return None if hook is None else hook(model, specs)
+        return None if hook is None else hook(model, specs, stages)
 
     def grouped_side_caches(
         self, model: ModelGeometry, args: EngineArgs, layers: list[tuple[str, LayerSpec]]
