@@ -29,6 +29,27 @@ KNOWN = {
     "NemotronH_Nano_Omni_Reasoning_V3": "the NemotronH_Nano_VL_V2 class: reads config keys nemotron_h_omni lacks",
     "NemotronH_Super_Omni_Reasoning_V3": "the NemotronH_Nano_VL_V2 class: reads config keys nemotron_h_omni lacks",
     "Step3p7ForConditionalGeneration": "vLLM reads a per-layer num_attention_heads as global (transformers' config)",
+    # issue 37: a config class of the checkpoint's own (remote code) whose published Python file was not
+    # found to run vLLM's engine start on with --trust-remote-code (refusals.remote_config names what
+    # was searched); dots.ocr's was found and DotsOCRForCausalLM is planned
+    **{
+        w: "a remote-code config class whose published Python file was not found"
+        for w in (
+            "KeyeForConditionalGeneration",
+            "KeyeVL1_5ForConditionalGeneration",
+            "LlavaOnevision2ForConditionalGeneration",
+            "MiniCPMO",
+            "MiniCPMV",
+            "MoonshotKimiaForCausalLM",
+            "MossAudioModel",
+            "OpenCUAForConditionalGeneration",
+            "Ovis2_5",
+            "Ovis2_6ForCausalLM",
+            "Ovis2_6_MoeForCausalLM",
+            "Phi3VForCausalLM",
+            "Phi4ForCausalLMV",
+        )
+    },
 }
 #: refused wrapper of a planned text model -> the case ids of ``tests/fidelity/wrapper_cases.py``
 #: whose recorded engine start (vLLM 0.28.0 and 0.33.0) backs its refusal

@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,18 +95,24 @@ def record_config_cases(
     path: Path,
     error_chars: int,
     kept_fields: tuple[str, ...] = RECORD_KEPT,
+    files: Callable[[str], Path | None] | None = None,
 ) -> int:
     """Run release ``version``'s engine start (interpreter ``python``) over ``cases`` (case id ->
     (config name, flags); ``config(name)`` gives the config) and write what :data:`RECORD_KEPT`
     names of each answer (or ``kept_fields``) to ``path`` (the error cut to ``error_chars``); prints a
-    line per case.
+    line per case. ``files(name)``: a directory whose files go beside that config (a checkpoint's
+    own config Python files, :func:`with_files`), or ``None``.
     Returns the exit status: 1 (nothing written) when the oracle crashed on a case."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         inputs = [
-            {"id": cid, "model": _write_config(work, name, config(name)), "argv": argv}
+            {
+                "id": cid,
+                "model": with_files(_write_config(work, name, config(name)), files(name) if files else None),
+                "argv": argv,
+            }
             for cid, (name, argv) in cases.items()
         ]
         res = OracleRunner(python, jobs=1).run(inputs)
@@ -145,6 +152,20 @@ class Case:
         pin = ["--vllm-version", vllm_version] if vllm_version else []
         env = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
         return env + "dryboot plan " + shlex.join(["--model", self.model, *self.argv, *pin])
+
+
+#: the checkpoints' own config Python files (``remote-code/<checkpoint>/``, each with its SOURCE):
+#: vLLM reads such a config only with --trust-remote-code, from files beside config.json
+REMOTE_CODE = HERE / "data" / "remote-code"
+
+
+def with_files(model: str, extra: Path | None) -> str:
+    """``model`` with ``extra``'s ``*.py`` files beside its config.json (``None``: ``model`` as is)."""
+    for f in sorted(extra.glob("*.py")) if extra is not None else ():
+        target = Path(model) / f.name
+        if not target.exists() or target.read_bytes() != f.read_bytes():
+            target.write_bytes(f.read_bytes())
+    return model
 
 
 def _write_config(workdir: Path, name: str, config: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ def main() -> int:
         return 1
     named = sys.argv[2:]
     if not named:
-        return H.record_config_cases(python, version, Q.CASES, Q.config, Q.record_path(version), 500)
+        return H.record_config_cases(python, version, Q.CASES, Q.config, Q.record_path(version), 500, files=Q.files)
     import json
     import tempfile
 
@@ -38,7 +38,7 @@ def main() -> int:
         return 1
     with tempfile.TemporaryDirectory() as tmp:
         part = Path(tmp) / "part.json"
-        rc = H.record_config_cases(python, version, {c: Q.CASES[c] for c in named}, Q.config, part, 500)
+        rc = H.record_config_cases(python, version, {c: Q.CASES[c] for c in named}, Q.config, part, 500, files=Q.files)
         if rc:
             return rc
         doc = json.loads(Q.record_path(version).read_text())

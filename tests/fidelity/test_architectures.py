@@ -56,15 +56,19 @@ def defaults_configs() -> dict[str, Path]:
 
 
 FILES = DATA / "files"
+#: architecture -> the directory of its checkpoints' own config Python files (``data/remote-code/``),
+#: put beside its tiny config
+REMOTE_CODE = {"DotsOCRForCausalLM": H.REMOTE_CODE / "dots.ocr"}
 
 
 def materialize(architecture: str, path: Path) -> str:
     """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
     architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``, a tiny
-    ``tokenizer.json`` where its processor loads one at engine start)."""
+    ``tokenizer.json`` where its processor loads one at engine start; :data:`REMOTE_CODE`'s config
+    Python files)."""
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
-    model = H.materialize_file(work, path)
+    model = H.with_files(H.materialize_file(work, path), REMOTE_CODE.get(architecture))
     extra = FILES / architecture
     if extra.is_dir():
         for f in sorted(extra.iterdir()):
@@ -120,6 +124,16 @@ DRAFTERS = {
 DRAFTER = "{drafter}"
 
 
+def remote_code(architecture: str, cfg: dict[str, Any]) -> bool:
+    """Whether ``architecture``'s tiny config is read with the checkpoint's own config class: its
+    ``auto_map`` names an AutoConfig whose module :data:`REMOTE_CODE` ships (the published Python
+    file). vLLM reads such a config only with --trust-remote-code, which each of its flag
+    sets then ends with (without it: refused, ``wrapper_cases.py``)."""
+    auto = (cfg.get("auto_map") or {}).get("AutoConfig")
+    where = REMOTE_CODE.get(architecture)
+    return isinstance(auto, str) and where is not None and (where / f"{auto.split('.')[0]}.py").is_file()
+
+
 def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[str]]:
     """``n`` distinct flag sets for ``architecture``'s cases, deterministic (seeded by its name).
     A drafter's sets end with ``--speculative-config`` naming :data:`DRAFTER`."""
@@ -148,6 +162,8 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
         rng = random.Random(f"dryboot-arch:{architecture}:{i}")
         argv = H._flags(rng, f"arch:{architecture}", cfg, work, shipped=False)
         i += 1
+        if remote_code(architecture, cfg):
+            argv.append("--trust-remote-code")
         if architecture in DRAFTERS:
             if "--speculative-config" in argv:
                 at = argv.index("--speculative-config")

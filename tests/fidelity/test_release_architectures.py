@@ -191,6 +191,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.33.0": {
+        # dots.ocr's wrapper (dots_ocr.py as on 0.28.0): Qwen2ForCausalLM on the checkpoint's own
+        # DotsOCRConfig (remote code, files/DotsOCRForCausalLM/), every case --trust-remote-code
+        "DotsOCRForCausalLM": "a wrapper of Qwen2 on its remote-code config class, as on 0.28.0",
         # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
         # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
         "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",

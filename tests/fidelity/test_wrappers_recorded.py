@@ -70,3 +70,23 @@ def test_tower_heads_under_the_multimodal_flags_as_vllm(version: str, cid: str, 
         return
     assert v["stage"] == "model" and v["error"].startswith("AssertionError"), v
     assert "heads: 1 is not divisible by tensor parallel size 2" in str(d["error"]), d
+
+
+@pytest.mark.parametrize(("version", "cid"), [(v, c) for v in W.VERSIONS for c in W.REMOTE_CASES])
+def test_remote_code_wrappers_as_vllm(version: str, cid: str, tmp_path: Path) -> None:
+    """Issue 37: a wrapper planned through its text model on the checkpoint's own config class
+    (dots.ocr's DotsOCRConfig). With --trust-remote-code (its configuration_*.py beside config.json)
+    vLLM serves it and dryboot plans vLLM's groups, block and blocks; without it both refuse, vLLM
+    asking for trust_remote_code and dryboot naming --trust-remote-code."""
+    name, argv = W.CASES[cid]
+    v = W.recorded(version)[cid]["vllm"]
+    model = H.with_files(H._write_config(tmp_path, name, W.config(name)), W.files(name))
+    d = H.run_dryboot(H.Case(cid, "wrappers", model, argv), version)
+    assert bool(v.get("ok")) == ("--trust-remote-code" in argv), v
+    if v.get("ok"):
+        assert not d.get("refused"), d
+        diffs = {k: pair for k, pair in H.compare(v, d)["diffs"].items() if pair[0] is not None}
+        assert not diffs and {"block_size", "groups", "group_layers", "num_blocks"} <= set(v), (v, d)
+        return
+    assert "trust_remote_code=True" in v["error"], v
+    assert d.get("refused") and "--trust-remote-code" in str(d["error"]), d

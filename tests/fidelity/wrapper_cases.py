@@ -52,6 +52,34 @@ CASES: dict[str, tuple[str, list[str]]] = {
     )
 }
 
+#: the wrappers planned through their text model on a config class of the checkpoint's own (issue 37):
+#: case id -> (config name, flags); recorded served with --trust-remote-code (the checkpoint's Python
+#: files beside config.json, :data:`REMOTE_CODE`) and refused without it
+TRUST = ["--trust-remote-code"]
+REMOTE_CASES: dict[str, tuple[str, list[str]]] = {
+    # dots.ocr: a tiny config and one of the published sizes (rednote-hilab/dots.ocr's config.json
+    # layout, its sizes as data/remote-code/dots.ocr/SOURCE says), each served on the checkpoint's
+    # DotsOCRConfig and refused without --trust-remote-code
+    # without --trust-remote-code first: the checkpoint's configuration_dots.py registers dots_ocr in
+    # transformers' CONFIG_MAPPING once run, which would let a later case of the same oracle process
+    # read the config without it
+    "dots-ocr-tiny": ("dots-ocr-tiny", BASE),
+    "dots-ocr-tiny-remote": ("dots-ocr-tiny", [*BASE, *TRUST]),
+    "dots-ocr-sizes-remote": ("dots-ocr-sizes", [*BASE, *TRUST, "--tensor-parallel-size", "2"]),
+}
+CASES.update(REMOTE_CASES)
+#: config name -> the directory of its checkpoint's config Python files (``data/remote-code/``)
+REMOTE_CODE = {
+    "dots-ocr-tiny": HERE / "data" / "remote-code" / "dots.ocr",
+    "dots-ocr-sizes": HERE / "data" / "remote-code" / "dots.ocr",
+}
+
+
+def files(name: str) -> Path | None:
+    """The checkpoint's own config Python files that go beside config ``name`` (or ``None``)."""
+    return REMOTE_CODE.get(name)
+
+
 #: Cohere-Transcribe's decoder positions (transf_decoder.config_dict.max_sequence_length, 1024 in
 #: the stand-in): vLLM derives max_model_len from its config class's max_position_embeddings (1024)
 CASES["cohere-asr"] = ("cohere-asr", ["--kv-cache-memory-bytes", "4G", "--max-model-len", "1024"])

@@ -44,6 +44,87 @@ REMOTE_MM = (
     "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
     "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
 )
+
+
+def remote_config(builds: str, searched: str) -> str:
+    """The reason for a wrapper whose config class is the checkpoint's own Python file (auto_map),
+    in neither transformers nor vLLM's config registry, whose published file was not found to run
+    vLLM's engine start on (issue 37: each searched for in public repositories and pages)."""
+    return (
+        f"multimodal wrapper whose config class is remote code ({builds}); {searched}, so vLLM's engine start "
+        "with --trust-remote-code cannot be run offline on it: not verifiable"
+    )
+
+
+#: issue 37: what each wrapper's model class builds (0.27.1-0.33.0) and which published config files
+#: were looked for (code index by path and by text, stored pages); where none was found verbatim
+#: with its source, the wrapper stays refused
+MINICPMV = remote_config(
+    "model_type minicpmv; minicpmv.py builds its language model by config.version on the top-level config: "
+    "2.0 MiniCPMForCausalLM, 2.5 and 4.0 LlamaForCausalLM, 2.6 Qwen2ForCausalLM, 4.5 Qwen3ForCausalLM",
+    "the checkpoints' configuration_minicpm.py imports SiglipVisionConfig from their modeling_navit_siglip.py; "
+    "only a modified copy was found (404805854/minicpmv2.6-onnx, absolute imports), not the published files",
+)
+MINICPMO = remote_config(
+    "model_type minicpmo; minicpmo.py builds MiniCPM-V 2.6's (Qwen2ForCausalLM) or, by config.version, 4.5's "
+    "(Qwen3ForCausalLM) language model on the top-level config, with a Whisper audio tower",
+    "the published configuration_minicpm.py of openbmb/MiniCPM-o-2_6 / MiniCPM-o-4_5 (and their "
+    "modeling_navit_siglip.py) was not found",
+)
+PHI3V = remote_config(
+    "model_type phi3_v; phi3v.py builds LlamaForCausalLM on the top-level Phi3VConfig",
+    "the checkpoints' configuration_phi3_v.py (microsoft/Phi-3-vision-128k-instruct, Phi-3.5-vision-instruct) "
+    "was not found (only transformers' own phi3_v port)",
+)
+PHI4MM = remote_config(
+    "model_type phi4mm; phi4mm.py builds its own LlamaModel on the top-level config with the vision and "
+    "speech LoRA adapters",
+    "microsoft/Phi-4-multimodal-instruct's configuration_phi4mm.py was not found",
+)
+PHI4SIGLIP = remote_config(
+    "model_type phi4-siglip; phi4siglip.py builds Phi3ForCausalLM on the top-level config",
+    "no published configuration file of a phi4-siglip checkpoint was found",
+)
+MOLMO = remote_config(
+    "model_type molmo; molmo.py builds its own decoder layers (MolmoAttention, not a planned text model)",
+    "allenai/Molmo-7B-D-0924's configuration_molmo.py was not found, and its layers would need a reader of their own",
+)
+OVIS2_5 = remote_config(
+    "model_type ovis2_5; ovis2_5.py builds the architecture its llm_config names (Qwen3ForCausalLM in "
+    "AIDC-AI/Ovis2.5-2B / -9B)",
+    "the checkpoints' configuration_ovis2_5.py was not found; AIDC-AI/Ovis's ovis/model/configuration_ovis.py "
+    "is the training package's class (model_type ovis), not the checkpoint's",
+)
+KEYE = remote_config(
+    "model_type Keye; keye.py and keye_vl1_5.py build Qwen3ForCausalLM on the top-level config",
+    "Kwai-Keye/Keye-VL-8B-Preview's and Keye-VL-1.5-8B's configuration_keye.py (Kwai-Keye/Keye holds none) "
+    "were not found",
+)
+OPENCUA = remote_config(
+    "model_type opencua; opencua.py builds Qwen2ForCausalLM on text_config",
+    "xlang-ai/OpenCUA-7B's configuration_opencua.py was found only as copies no repository is named for "
+    "(public code index), not with its source",
+)
+LLAVA_OV2 = remote_config(
+    "llava_onevision2.py builds Qwen3ForCausalLM on text_config",
+    "no published configuration file of a LLaVA-OneVision-2 checkpoint was found",
+)
+KIMI_AUDIO = remote_config(
+    "model_type kimi_audio; kimi_audio.py builds Qwen2ForCausalLM on the top-level config beside its Whisper tower",
+    "moonshotai/Kimi-Audio-7B-Instruct's configuration Python file was not found",
+)
+MOSS_AUDIO = remote_config(
+    "model_type moss_audio; moss_audio.py builds its own MossQwen3ForCausalLM (a Qwen3ForCausalLM subclass) "
+    "on language_config and its audio encoder's MossAudioAttention",
+    "no published configuration file of a MOSS-Audio checkpoint was found",
+)
+VLLM_TESTS_ONLY = remote_config(
+    "vLLM's own model tests load Bee, R and StepVL with trust_remote_code (bee.py and rvl.py are LLaVA-OneVision "
+    "on text_config; step_vl.py reads vision_config.width, which vLLM's step3_vl config lacks)",
+    "no published configuration file of theirs was found",
+)
+
+
 MM_MLA_SPARSE = (
     "multimodal wrapper of PanguEmbeddedForCausalLM, itself refused (a remote-code config; MLA and "
     "sink-attention layers, no sparse-attention indexer)"
@@ -243,7 +324,7 @@ REASONS: dict[str, str] = {
     "BailingMoeV2ForCausalLM": REMOTE,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
-    "BeeForConditionalGeneration": REMOTE_MM,
+    "BeeForConditionalGeneration": VLLM_TESTS_ONLY,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": COHERE_ASR,
     "DFlash2BeamDraftModel": SPEC_DFLASH,
@@ -261,7 +342,6 @@ REASONS: dict[str, str] = {
     "DomynEdgeForCausalLM": DOMYN_EDGE,
     "DoryForCausalLM": DORY,
     "Dots3NoteMTPModel": SPEC_MTP,
-    "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,
     "EagleCohereForCausalLM": SPEC_EAGLE,
     "EagleDeepSeekMTPModel": SPEC_MTP,
@@ -296,12 +376,12 @@ REASONS: dict[str, str] = {
     "K2HorizonForCausalLM": K2_HORIZON,
     "K3DSparkModel": SPEC_DSPARK,
     "KananaVForConditionalGeneration": KANANA_V,
-    "KeyeForConditionalGeneration": REMOTE_MM,
-    "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
+    "KeyeForConditionalGeneration": KEYE,
+    "KeyeVL1_5ForConditionalGeneration": KEYE,
     "KimiK3MTPModel": SPEC_MTP,
     "LiLiCorrDraftModel": SPEC_DFLASH,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
-    "LlavaOnevision2ForConditionalGeneration": REMOTE_MM,
+    "LlavaOnevision2ForConditionalGeneration": LLAVA_OV2,
     "LongCatFlashMTPModel": SPEC_MTP,
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
@@ -313,13 +393,13 @@ REASONS: dict[str, str] = {
     "MiMoV2OmniForCausalLM": MM_SPLIT_HEADS,
     "MiMoV2OmniMTPModel": SPEC_MTP,
     "MiniCPMForCausalLM": REMOTE,
-    "MiniCPMO": REMOTE_MM,
-    "MiniCPMV": REMOTE_MM,
+    "MiniCPMO": MINICPMO,
+    "MiniCPMV": MINICPMV,
     "MiniMaxM3MTP": MINIMAX_M3_MTP,
     "Molmo2ForConditionalGeneration": MOLMO2,
-    "MolmoForCausalLM": REMOTE_MM,
-    "MoonshotKimiaForCausalLM": REMOTE_MM,
-    "MossAudioModel": REMOTE_MM,
+    "MolmoForCausalLM": MOLMO,
+    "MoonshotKimiaForCausalLM": KIMI_AUDIO,
+    "MossAudioModel": MOSS_AUDIO,
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "NVLM_D": REMOTE_MM,
@@ -330,13 +410,13 @@ REASONS: dict[str, str] = {
     "NemotronH_Nano_VL_V2": NEMOTRON_VL,
     "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_VL,
     "NemotronParseForConditionalGeneration": NEMOTRON_PARSE,
-    "OpenCUAForConditionalGeneration": REMOTE_MM,
+    "OpenCUAForConditionalGeneration": OPENCUA,
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
     "OrionForCausalLM": REMOTE,
-    "Ovis2_5": REMOTE_MM,
-    "Ovis2_6ForCausalLM": REMOTE_MM,
-    "Ovis2_6_MoeForCausalLM": REMOTE_MM,
+    "Ovis2_5": OVIS2_5,
+    "Ovis2_6ForCausalLM": OVIS2_5,
+    "Ovis2_6_MoeForCausalLM": OVIS2_5,
     "PEagleDraftModel": SPEC_EAGLE,
     "PanguEmbeddedForCausalLM": PANGU,
     "PanguProMoEV2ForCausalLM": PANGU,
@@ -345,9 +425,9 @@ REASONS: dict[str, str] = {
     "ParseAuxMTPModel": SPEC_MTP,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
-    "Phi3VForCausalLM": REMOTE_MM,
-    "Phi4ForCausalLMV": REMOTE_MM,
-    "Phi4MMForCausalLM": REMOTE_MM,
+    "Phi3VForCausalLM": PHI3V,
+    "Phi4ForCausalLMV": PHI4SIGLIP,
+    "Phi4MMForCausalLM": PHI4MM,
     "PixtralForConditionalGeneration": MISTRAL_FORMAT,
     "Plamo3ForCausalLM": REMOTE,
     "Qwen3DSparkModel": SPEC_DSPARK,
@@ -356,13 +436,13 @@ REASONS: dict[str, str] = {
     "Qwen3XPressModel": SPEC_DFLASH,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeMTP": SPEC_MTP,
-    "RForConditionalGeneration": REMOTE_MM,
+    "RForConditionalGeneration": VLLM_TESTS_ONLY,
     "SkyworkR1VChatModel": REMOTE_MM,
     "SolarForCausalLM": REMOTE,
     "Step1ForCausalLM": REMOTE,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": STEP_TEXT,
-    "StepVLForConditionalGeneration": REMOTE_MM,
+    "StepVLForConditionalGeneration": VLLM_TESTS_ONLY,
     "TeleChat2ForCausalLM": REMOTE,
     "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,

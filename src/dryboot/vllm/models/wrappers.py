@@ -716,6 +716,16 @@ BUILT_AS: dict[str, BuiltAs] = {
         {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": None},
         text_types=("glm_ocr_text",),
     ),
+    # dots_ocr.py builds Qwen2ForCausalLM on the top-level config (the checkpoint's DotsOCRConfig, a
+    # Qwen2Config subclass read from its configuration_dots.py: remote code, vLLM's own DotsOCRConfig
+    # is in no config registry); its vision tower shards DotsVisionConfig's 12 heads by TP
+    "DotsOCRForCausalLM": BuiltAs(
+        "dots_ocr.py",
+        "Qwen2ForCausalLM",
+        "qwen2",
+        tower_heads=(("vision_config.num_attention_heads", 12),),
+        model_fields={"layer_prefix": "language_model.model.layers"},
+    ),
     # aria.py's AriaTextModel is a LlamaModel whose decoder layers keep Llama's attention
     # (AriaTextConfig: a LlamaConfig with MoE keys)
     "AriaForConditionalGeneration": BuiltAs(
@@ -924,6 +934,7 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekVLV2ForCausalLM": ("language_config",),
     "FunASRForConditionalGeneration": (),
+    "DotsOCRForCausalLM": (),
     "FireRedASR2ForConditionalGeneration": (),
     "IsaacForConditionalGeneration": (),
     "Moondream3ForCausalLM": (),
