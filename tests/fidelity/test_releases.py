@@ -400,6 +400,14 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             json.dumps({"method": "dflash", "num_speculative_tokens": 8, "model": str(REL / "granite4-drafter")}),
         ],
     ),
+    # config.json without num_key_value_heads: the config class's own default (Qwen2Config 32: 16 heads refused,
+    # 64 served with 32 KV heads; Qwen3_5MoeTextConfig 2), not the attention heads
+    "qwen2-nokv16": (REL / "qwen2-nokv16", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
+    "qwen2-nokv64": (REL / "qwen2-nokv64", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
+    "qwen35moe-nokv": (
+        REL / "qwen35moe-nokv",
+        ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
+    ),
     # the harness's case s250290-102 on 0.29.0: ModelConfig refuses the max_model_len before VllmConfig asks
     # whether the class supports pipeline parallelism
     "mamba2-autofit-pp": (

@@ -462,7 +462,7 @@ def plan_inputs(
             notes.append(f"--{name} {value} given to dryboot overrides the command line's {as_text(flags[name])}")
         args = apply_flags(args, {name: value}, f"--{name}")
         flags[name] = value
-    from dryboot.vllm.versions import rules_for  # at call, as in the release reader above
+    from dryboot.vllm.versions import rules_for  # at call: the rules table loads once a line is read
 
     # vLLM's argument parser exits on a choice its release lacks before any config is read
     check_parser_choices(args, rules_for(args.vllm_version))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 from typing import Any, TypeGuard
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import (
     ConfigFields,
     LayerKind,
@@ -51,16 +53,27 @@ def num_layers(f: ConfigFields) -> int:
     return f.integer("num_hidden_layers", maximum=MAX_LAYERS)
 
 
+@lru_cache(maxsize=1)
+def class_kv_heads_defaults() -> dict[str, int]:
+    """``model_type`` -> the fixed ``num_key_value_heads`` its transformers config class sets where
+    config.json omits it (``Qwen2Config``: 32, ``Qwen3_5MoeTextConfig``: 2, ...), recorded from the
+    transformers of vLLM 0.28.0, 0.29.0 and 0.33.0 (``data/eagle-head-fields.json``); classes whose
+    default follows the attention heads are absent."""
+    table = json.loads((DATA / "eagle-head-fields.json").read_text(encoding="utf-8"))["model_types"]
+    return {t: v["num_key_value_heads"] for t, v in table.items() if isinstance(v.get("num_key_value_heads"), int)}
+
+
 def attention_heads(f: ConfigFields) -> tuple[int, int, int]:
-    """(attention heads, KV heads, head dim): KV heads default to the attention heads, the head
-    dim to ``hidden_size // num_attention_heads`` (the HF config classes' rule).
+    """(attention heads, KV heads, head dim): KV heads default to the config class's fixed default
+    (:func:`class_kv_heads_defaults`) or else the attention heads, the head dim to
+    ``hidden_size // num_attention_heads`` (the HF config classes' rule).
 
     :raises InputError: a missing or malformed field, attention heads that KV heads do not
         divide (the grouped-query layout every decoder requires), or, without ``head_dim``, a
         ``hidden_size`` the attention heads do not divide.
     """
     heads = f.integer("num_attention_heads")
-    kv = f.integer("num_key_value_heads", default=heads)
+    kv = f.integer("num_key_value_heads", default=class_kv_heads_defaults().get(str(f.get("model_type") or ""), heads))
     if f.has("head_dim"):
         head_dim = f.integer("head_dim")
     else:

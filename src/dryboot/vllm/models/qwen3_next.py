@@ -82,8 +82,11 @@ def gated_delta_net(f: ConfigFields) -> GatedDeltaNet:
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
+    """The config class's defaults: ``Qwen3_5TextConfig`` keeps 4 KV heads, ``Qwen3_5MoeTextConfig``
+    (a ``qwen3_5_moe`` checkpoint's text config) 2, ``Qwen3NextConfig`` 2."""
     if _is_qwen3_5(f):
-        return {**GDN_DEFAULTS, "num_key_value_heads": 4, "full_attention_interval": 4, "mtp_num_hidden_layers": 1}
+        kv = 2 if str(f.get("model_type") or "").startswith("qwen3_5_moe") else 4
+        return {**GDN_DEFAULTS, "num_key_value_heads": kv, "full_attention_interval": 4, "mtp_num_hidden_layers": 1}
     return {**GDN_DEFAULTS, "num_key_value_heads": 2, "num_nextn_predict_layers": 1}
 
 
