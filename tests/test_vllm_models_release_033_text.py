@@ -28,7 +28,6 @@ REFUSED = {
     "AliceAIForCausalLM": refusals.ALICE_AI,
     "DomynEdgeForCausalLM": refusals.DOMYN_EDGE,
     "DoryForCausalLM": refusals.DORY,
-    "FlintForCausalLM": refusals.FLINT,
     "K2HorizonForCausalLM": refusals.K2_HORIZON,
     "NanbeigeForCausalLM": refusals.NANBEIGE,
     # drafters: in the words of the existing drafter refusals

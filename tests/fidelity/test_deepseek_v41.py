@@ -31,16 +31,11 @@ RECORDS = {v: C.recorded(v) for v in RELEASES}
 GPU_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 GPU_RECORDS = {v: C.recorded(v, gpus=True) for v in GPU_RELEASES}
 #: (release, case id) -> why dryboot refuses what vLLM serves
-_SM100 = (
-    "SM 10.x: the V4.1 MXFP8 records (528 bytes a token), and FlashMLA's mega attention with NVFP4 compressed "
-    "records where the build has its kernel, which the CPU oracle's build lacks (it recorded FlashMLA's)"
-)
 REFUSED_SERVED: dict[tuple[str, str], str] = {
     **{
         (r, "no-replay"): "--no-swa-bounded-replay: a flag dryboot does not take (the SWA caches' prefix caching)"
         for r in RELEASES
     },
-    **{(r, cid): _SM100 for r in GPU_RELEASES for cid in ("b200", "b200-tp2", "b200-c2x2", "b300")},
 }
 
 

@@ -231,6 +231,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "Alpamayo2Super": "a wrapper of a text model dryboot plans, new in this release",
         # new in this release's registry (not in 0.28.0's): planned on it only (LATER_ARCHITECTURES)
         "BeamForCausalLM": "vllm/models/beam's per-layer windows (its own BeamConfig)",
+        # vllm/models/flint: its layers assert FlashInfer, which the default H200 does not get (FLASH_ATTN for
+        # the sinks): refused as vLLM refuses it; the SM 10.x cases are test_flint.py's
+        "FlintForCausalLM": "its FlashInfer assertion on the default H200 (served on SM 10.x: test_flint.py)",
         "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
@@ -419,6 +422,9 @@ MIN_SERVED = {
     "HYV4ForCausalLM": 9,
     # Dots3-Note's sparse layers likewise (blocks below 64, fp8 caches, non-MLA named backends)
     "Dots3NoteForCausalLM": 9,
+    # Flint's layers assert FlashInfer, which the default H200 does not get: every flag set refused (its SM 10.x
+    # cases are test_flint.py's)
+    "FlintForCausalLM": 0,
 }
 
 #: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses

@@ -4150,6 +4150,10 @@ NO_FLIP_CASE = {
     # 0.30+ serve them with FLASHINFER_MLA_SPARSE_SM90), the published-config corpus's 0.28.0 / 0.32.0
     # records (test_corpus.py) and tests/test_vllm_versions.py, test_vllm_fp8_utils.py
     "sparse_mla_fp8_e4m3_sm90": "the SM 9.0 sparse MLA records pin it (this table's cases hold no sparse MLA model)",
+    "flashinfer_sinks_sm90": (
+        "the backend matrix's SM 9.0 sinks rows (test_vllm_flashinfer_sinks.py) and Flint's h100-tp2-flashinfer "
+        "record (test_flint.py::test_switch_is_needed) pin it"
+    ),
     "fp8_moe_block_refine": "flipping it turns the corpus's recorded 0.28.0 refusals (or 0.32.0 plans) into disagreements",
     # pinned by test_sm90_composite.py::test_the_causal_fa3_switch_is_needed (vLLM's selector on the H100 /
     # H200, head size 256 with a multimodal prefix: the composite from 0.31, Triton on 0.30)

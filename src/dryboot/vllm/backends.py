@@ -456,7 +456,9 @@ class AttentionSelectorConfig:
     (:attr:`~dryboot.vllm.versions.VersionRules.fa_quantized_mm_prefix_sm90`). ``sparse_sm90``: the release
     ships ``FLASHINFER_MLA_SPARSE_SM90``
     (:attr:`~dryboot.vllm.versions.VersionRules.sparse_mla_fp8_e4m3_sm90`); ``qk_rope_head_dim``: an MLA
-    model's rope width (``None``: not MLA), which with the head size gives its ``kv_lora_rank``."""
+    model's rope width (``None``: not MLA), which with the head size gives its ``kv_lora_rank``.
+    ``flashinfer_sinks_sm90``: FlashInfer takes sinks on SM 9.0 too
+    (:attr:`~dryboot.vllm.versions.VersionRules.flashinfer_sinks_sm90`)."""
 
     head_size: int
     kv_cache_dtype: str
@@ -477,6 +479,7 @@ class AttentionSelectorConfig:
     composite_causal_fa3: bool = False
     sparse_sm90: bool = False
     qk_rope_head_dim: int | None = None
+    flashinfer_sinks_sm90: bool = False
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -549,8 +552,9 @@ def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[st
         out.append("compute capability not supported")
     if backend == "FLASHINFER" and not (8, 0) <= cap <= (12, 1):
         out.append("compute capability not supported")
-    if backend == "FLASHINFER" and layer.has_sinks and not (layer.cubin and major in (10, 12)):
-        # FlashInferBackend.supports_sink: TRT-LLM attention (flashinfer-cubin) on family 100/120
+    sink_gpu = major in (10, 12) or (layer.flashinfer_sinks_sm90 and cap == (9, 0))
+    if backend == "FLASHINFER" and layer.has_sinks and not (layer.cubin and sink_gpu):
+        # FlashInferBackend.supports_sink: TRT-LLM attention (flashinfer-cubin) on family 100/120 (and SM 9.0)
         out.append("attention sinks not supported")
     if backend == "FLASHINFER_MLA" and layer.qk_nope_head_dim not in (64, 128, 192):
         out.append("FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192]")

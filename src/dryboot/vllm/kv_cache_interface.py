@@ -267,6 +267,8 @@ class AttentionSpec:
     :param indexes_kv_by_block_stride: the backend may read a padded page.
     :param block_stride_alignment: vLLM 0.33's ``block_stride_alignment`` as a kernel block in
         tokens (its ``MultipleOf(n)``), or ``None``; compared as vLLM's spec equality compares it.
+    :param block_stride_bytes: vLLM 0.33's plain-int ``block_stride_alignment`` (bytes the block
+        stride must be a multiple of), or ``None``; set where ``block_stride_alignment`` is not.
     :param spec_name: the short name of a ``FullAttentionSpec`` subclass a model's own layer
         class builds (``rswa``: ``RSWASpec``), shown as the group's kind; ``None``: the layer
         kind's own (:attr:`LayerKind.spec_kind`).
@@ -290,6 +292,7 @@ class AttentionSpec:
     alignment: int | None = None
     block_stride_alignment: int | None = None
     spec_name: str | None = None
+    block_stride_bytes: int | None = None
 
     @property
     def natural_page_size_bytes(self) -> int:

@@ -350,6 +350,11 @@ class VersionRules:
         layer types lack); recorded, KV cache and weights (``models/hy_v4.py``).
     :param hy_v4_indexed_layer_type: HY V4's config validation takes ``indexed_attention`` as a
         layer type, a sparse one (0.32.0+; 0.31.0's transformers refuses the config, recorded).
+    :param flashinfer_sinks_sm90: ``FlashInferBackend.supports_sink`` takes SM 9.0 (exactly) with
+        TRT-LLM's XQA decode kernel (``supports_trtllm_attention(is_prefill=False)``, flashinfer-cubin),
+        as SM 12.x (0.30.0+; recorded: the backend matrix's ``cubin`` arm on the H100 / H200,
+        ``tests/test_vllm_flashinfer_sinks.py``, and Flint with FLASHINFER named on an H100 on 0.33.0,
+        ``tests/fidelity/test_flint.py``); before, family 100 / 120 only.
     """
 
     version: str
@@ -432,6 +437,7 @@ class VersionRules:
     kda_ssm_dtype_flag: bool = False
     hy_v4_dense_layers: bool = False
     hy_v4_indexed_layer_type: bool = False
+    flashinfer_sinks_sm90: bool = False
 
 
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
@@ -563,6 +569,7 @@ _V030 = replace(
     ),
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
+    flashinfer_sinks_sm90=True,
     sparse_mla_index_groups=True,
     sparse_mla_index_group_request_ids=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),

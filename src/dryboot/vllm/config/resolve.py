@@ -238,6 +238,7 @@ def backend_for(
         rules.composite_causal_fa3,
         rules.sparse_mla_fp8_e4m3_sm90,
         model.attn.mla_dims[1] if model.attn.mla_dims else None,
+        rules.flashinfer_sinks_sm90,
     )
     backend = _resolve_backend(
         name,
@@ -1195,6 +1196,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
     check_cross_attention_backend(model, backend, args.attention_backend)
+    family_of(model).verify_built(model, args, backend.name)
     if not proposer_first:
         d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
     _refuse_drafter_hd256(model, backend, drafter, d_backend, kv_dtype, args, rules)

@@ -219,9 +219,12 @@ def stride_alignment(spec: LayerSpec) -> int:
     a ``MultipleOf(k)`` alignment (``block_stride_alignment`` k tokens) is the page at
     ``gcd(k, block)`` tokens, or 1 when that is the block; a tail ring's is its 1024-byte row; a
     Mamba state's 1. A sparse MLA cache read as flat rows (``align_blocks_to_rows``: one row's
-    bytes) is ``block_stride_alignment`` 1: its page at one token is that row."""
+    bytes) is ``block_stride_alignment`` 1: its page at one token is that row; a byte alignment
+    (``block_stride_bytes``) is itself."""
     if isinstance(spec, MambaSpec):
         return 1
+    if spec.block_stride_bytes is not None:
+        return spec.block_stride_bytes
     if spec.layer_kind is LayerKind.STEP5_RING:
         return RING_ROW  # Step5CSATailRing: block_stride_alignment=1024 bytes
     if spec.block_stride_alignment is not None:

@@ -449,12 +449,14 @@ def kv_cache_layout(model: ModelGeometry) -> str:
 
 def backend_assumption(model: ModelGeometry) -> str | None:
     """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on
-    every CUDA GPU but SM 12.x, FlashInfer's SM120 ones there (DeepSeek-V4.1: SM 10.x not modelled);
+    every CUDA GPU but SM 12.x, FlashInfer's SM120 ones there (DeepSeek-V4.1 on SM 10.x: FlashMLA's
+    with the MXFP8 record where mega attention declines);
     ``FLASHINFER_MLA_SPARSE_DSV4`` named on SM 10.x: FlashInfer's TRT-LLM-gen layers, the plain row."""
     if extra_of(model, DeepseekV41Caches) is not None:
         return (
             "DeepSeek-V4.1's layers choose their own attention (FlashMLA's sparse layers, FlashInfer's on SM 12.x, "
-            "with the fp8_ds_mla V4 record; SM 10.x is not modelled)"
+            "with the fp8_ds_mla V4 record; on SM 10.x FlashMLA's with the V4.1 MXFP8 record where FlashMLA's mega "
+            "attention declines the topology)"
         )
     if extra_of(model, DeepseekV4Caches) is None:
         return None
@@ -482,11 +484,24 @@ V41_KV_DTYPES = frozenset({"auto", "fp8", "fp8_ds_mla"})
 #: releases whose ``_resolve_dsv4_kv_cache_dtype`` takes every ``fp8`` name (``fp8_e4m3``, ``fp8_e5m2``...)
 V41_ANY_FP8 = frozenset({"0.30.0"})
 #: the GPU generations whose records are modelled (recorded on 0.33.0): the V4 record (584 bytes a
-#: token, pages aligned to 576), FlashMLA's sparse layers (FlashInfer's SM120 ones on SM 12.x). SM 10.x
-#: stores the V4.1 MXFP8 record (528 bytes, 512-byte pages, a stride alignment of the records' lcm)
-#: and picks FlashMLA's mega attention (NVFP4 compressed records, 288 bytes) where the build has its
-#: kernel, which the CPU oracle's has not: refused
+#: token, pages aligned to 576), FlashMLA's sparse layers (FlashInfer's SM120 ones on SM 12.x); SM 10.x
+#: (every minor: :data:`V41_MXFP8_MAJOR`) stores the V4.1 MXFP8 record (:func:`v41_record`)
 V41_CAPABILITIES = frozenset({(8, 0), (8, 9), (9, 0), (12, 0)})
+#: the GPU generation storing DeepSeek-V4.1's MXFP8 record (``_use_v41_mxfp8_kv_record``:
+#: ``is_device_capability_family(100)``): 528 bytes a token (512 fp8 values, RoPE included, then 16
+#: UE8M0 scales), pages aligned to 512 bytes
+V41_MXFP8_MAJOR = 10
+V41_MXFP8_ROW = 528
+V41_MXFP8_ALIGNMENT = 512
+#: releases whose sliding-window cache aligns the block stride to the lcm of the sliding-window and
+#: compressed records where they are the MXFP8 ones (``packed_block_stride_alignment``)
+V41_RECORD_STRIDE = frozenset({"0.33.0"})
+#: releases whose ``_select_dsv4_attn_cls`` takes FlashMLA's mega attention on SM 10.x, no backend
+#: named, where ``DeepseekV4MegaAttnAttention.is_available_for`` (the build's kernel and the topology:
+#: :func:`v41_mega_topology`); 0.30.0 has none (FlashMLA's sparse layers)
+V41_MEGA_RELEASES = frozenset({"0.31.0", "0.32.0", "0.33.0"})
+#: heads a ``wo_a`` group the mega-attention kernel takes (``fused_layout.WV_GROUP_SIZE``)
+V41_WV_GROUP_SIZE = 8
 #: releases whose engine start was recorded on GPUs other than SM 9.0 (the others: SM 9.0 only; 0.31.0 and
 #: 0.32.0 recorded in issue 37: the same answers as 0.33.0; 0.30.0 too, where on SM 12.x FlashInfer 0.6.18.post1,
 #: the wheel's pin, lacks the SM120 decode specialization of some (heads, window) pairs: :func:`check_sm120_decode`)
@@ -523,9 +538,31 @@ def v41_kernel_block(capability: tuple[int, int]) -> int:
     return 64 if capability == (9, 0) else 128
 
 
+def v41_record(capability: tuple[int, int]) -> tuple[int, int]:
+    """(bytes a token, page alignment in bytes) of the sliding-window and compressed records
+    (``DeepseekV4Attention.__init__``: ``swa_bytes_per_token``, ``kv_page_alignment``): the MXFP8
+    record on SM 10.x (528, 512), the V4 record elsewhere (584, 576)."""
+    if capability[0] == V41_MXFP8_MAJOR:
+        return V41_MXFP8_ROW, V41_MXFP8_ALIGNMENT
+    return V41_ROW, V41_ALIGNMENT
+
+
+def v41_mega_topology(heads: int, o_groups: int, tp: int) -> bool:
+    """Whether FlashMLA's mega attention takes the topology (``DeepseekV4MegaAttnAttention.is_available_for``
+    less the build check): heads and output groups split evenly over ``tp`` ranks, the local
+    heads a multiple of :data:`V41_WV_GROUP_SIZE` and exactly that many a local group."""
+    if heads % tp or o_groups % tp:
+        return False
+    local_heads, local_groups = heads // tp, o_groups // tp
+    if not local_groups or local_heads % V41_WV_GROUP_SIZE:
+        return False
+    return local_heads // local_groups == V41_WV_GROUP_SIZE
+
+
 def v41_attention(capability: tuple[int, int]) -> AttentionBackend:
     """The attention backend the layers take (``_select_dsv4_attn_cls``, no backend named):
-    FlashInfer's SM120 sparse MLA on SM 12.x, FlashMLA's elsewhere (SM 10.x not modelled)."""
+    FlashInfer's SM120 sparse MLA on SM 12.x, FlashMLA's elsewhere (on SM 10.x where mega attention
+    declines: :func:`engine_args_v41`)."""
     name = "FLASHINFER_MLA_SPARSE_DSV41" if capability[0] == 12 else "FLASHMLA_SPARSE_DSV41"
     return AttentionBackend(name, (), False, is_mla=True)
 
@@ -702,7 +739,7 @@ def read_v41(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
 
 
-def _refuse_dtype(arch: str, dtype: str, version: str) -> None:
+def _refuse_dtype(arch: str, dtype: str, version: str, capability: tuple[int, int] = (9, 0)) -> None:
     """:raises InputError: a ``--kv-cache-dtype`` the V4.1 layers refuse (vLLM's words): on
     :data:`V41_ANY_FP8` any ``fp8`` name is taken as the ``fp8_ds_mla`` record."""
     if dtype in V41_KV_DTYPES or (version in V41_ANY_FP8 and dtype.startswith("fp8")):
@@ -713,6 +750,12 @@ def _refuse_dtype(arch: str, dtype: str, version: str) -> None:
             dtype,
             f"{arch}: vLLM {version} refuses it (ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, "
             f"got {dtype})",
+        )
+    if dtype == "nvfp4_ds_mla" and capability[0] == V41_MXFP8_MAJOR:
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: the NVFP4 compressed record on SM 10.x (FlashMLA's mega attention's) is not modelled",
         )
     if dtype == "nvfp4_ds_mla":
         words = "nvfp4_ds_mla needs the V4.1 KV records, which FlashMLA decodes only on SM100."
@@ -754,18 +797,25 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             "--speculative-config", method, f"{arch}: only the n-gram drafter is verified beside its caches"
         )
     cap = args.device.capability
-    if cap not in V41_CAPABILITIES:
-        what = (
-            "stores the V4.1 MXFP8 record (528 bytes a token, 512-byte pages) and picks FlashMLA's mega attention "
-            "(NVFP4 compressed records) where the build has its kernel"
-            if cap[0] == 10
-            else "was not recorded serving it"
-        )
+    if cap not in V41_CAPABILITIES and cap[0] != V41_MXFP8_MAJOR:
         raise InputError(
             "--gpu",
             args.device.name,
-            f"{arch}: on SM {cap[0]}.{cap[1]} vLLM {what}; SM "
-            f"{', '.join(f'{a}.{b}' for a, b in sorted(V41_CAPABILITIES))} are modelled",
+            f"{arch}: on SM {cap[0]}.{cap[1]} vLLM was not recorded serving it; SM "
+            f"{', '.join(f'{a}.{b}' for a, b in sorted(V41_CAPABILITIES))} and 10.x are modelled",
+        )
+    if (
+        cap[0] == V41_MXFP8_MAJOR
+        and args.vllm_version in V41_MEGA_RELEASES
+        and v41_mega_topology(caches.num_attention_heads, caches.o_groups, args.tensor_parallel_size)
+    ):
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch}: on SM 10.x with {caches.num_attention_heads} heads in {caches.o_groups} output groups at TP "
+            f"{args.tensor_parallel_size}, vLLM {args.vllm_version} picks FlashMLA's mega attention where its build "
+            "has the kernel (NVFP4 compressed records, 288 bytes a token): not modelled (the CPU oracle's build "
+            "lacks it)",
         )
     if cap != (9, 0) and args.vllm_version not in V41_OTHER_GPU_RELEASES:
         raise InputError(
@@ -782,7 +832,7 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             "--decode-context-parallel-size", str(args.decode_context_parallel_size), f"{arch}: not verified"
         )
     dtype = args.kv_cache_dtype or "auto"
-    _refuse_dtype(arch, dtype, args.vllm_version)
+    _refuse_dtype(arch, dtype, args.vllm_version, cap)
     return args.evolve(kv_cache_dtype="fp8") if dtype.startswith("fp8_") else args
 
 
@@ -792,22 +842,28 @@ def v41_specs(
     num_speculative: int,
     capability: tuple[int, int] = (9, 0),
     kernel_aligned: bool = True,
+    record_stride: bool = True,
 ) -> dict[str, AttentionSpec]:
     """(layer name -> spec) of every cache, in vLLM's registration order
     (``language_model.model.layers.<i>.attn``...).
 
     Per layer: a KV source's compressed MLA cache (``.attn``: ``block`` tokens stored
-    ``block / ratio``, :data:`V41_ROW` bytes each), then its indexer key cache where it is an index
+    ``block / ratio``, :func:`v41_record` bytes each), then its indexer key cache where it is an index
     source (``.attn.indexer.k_cache``: ``index_head_dim + index_head_dim / 128 * 4`` uint8 bytes a
     stored token); every layer's sliding-window cache (``.attn.swa_cache``: :data:`V41_SWA_BLOCK`
     tokens, ``sliding_window``); a ratio-2 source's compressor ring
     (``.attn.compressor.state_cache``: ``max(8, next power of two >= num_speculative + 2)`` rows of
-    ``2 * head_dim`` float32). Pages are aligned to :data:`V41_ALIGNMENT` bytes but the ring's; the
+    ``2 * head_dim`` float32). Pages are aligned to :func:`v41_record`'s bytes but the ring's; the
     MLA and indexer caches' block strides to their kernel block on ``capability``
     (:func:`v41_kernel_block`: ``block_stride_alignment``) where ``kernel_aligned``
-    (:data:`V41_KERNEL_ALIGNED`)."""
+    (:data:`V41_KERNEL_ALIGNED`); on SM 10.x the sliding-window cache's block stride to whole
+    records (``packed_block_stride_alignment``: :data:`V41_MXFP8_ROW` bytes) where ``record_stride``
+    (:data:`V41_RECORD_STRIDE`)."""
     kernel = v41_kernel_block(capability) if kernel_aligned else None
     attention = v41_attention(capability).name
+    row, alignment = v41_record(capability)
+    # 0.33.0's MXFP8 records: the block stride holds whole rows of both records (one width here)
+    swa_stride = row if record_stride and capability[0] == V41_MXFP8_MAJOR else None
 
     def spec(kind: LayerKind, blk: int, head: int, content: int, dtype: str, **kw: Any) -> AttentionSpec:
         backend = V41_RING_BACKEND if kind is LayerKind.DSV41_RING else attention
@@ -825,10 +881,10 @@ def v41_specs(
                 LayerKind.DSV4_MLA,
                 block,
                 caches.head_dim,
-                V41_ROW,
+                row,
                 "uint8",
                 compress_ratio=r,
-                alignment=V41_ALIGNMENT,
+                alignment=alignment,
                 block_stride_alignment=kernel,
             )
             if i in caches.index_sources:
@@ -839,17 +895,18 @@ def v41_specs(
                     index_row,
                     "uint8",
                     compress_ratio=r,
-                    alignment=V41_ALIGNMENT,
+                    alignment=alignment,
                     block_stride_alignment=kernel,
                 )
         out[f"{p}.swa_cache"] = spec(
             LayerKind.DSV4_SWA,
             V41_SWA_BLOCK,
             caches.head_dim,
-            V41_ROW,
+            row,
             "uint8",
             sliding_window=caches.sliding_window,
-            alignment=V41_ALIGNMENT,
+            alignment=alignment,
+            block_stride_bytes=swa_stride,
         )
         if source and r == 2:
             out[f"{p}.compressor.state_cache"] = spec(LayerKind.DSV41_RING, ring_rows, state, state * 4, "float32")
@@ -928,7 +985,7 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
             "asserts a ratio of at most 1 there (AssertionError)",
         )
     spec_tokens = args.num_speculative_tokens if args.speculative_method else 0
-    specs = v41_specs(caches, block, spec_tokens, cap, version in V41_KERNEL_ALIGNED)
+    specs = v41_specs(caches, block, spec_tokens, cap, version in V41_KERNEL_ALIGNED, version in V41_RECORD_STRIDE)
     stages = v41_stages(caches, specs, args)
     if args.block_size is None:
         names = [

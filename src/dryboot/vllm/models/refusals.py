@@ -295,16 +295,6 @@ DORY = (
     "looped layers (dory.py: the recurrent block's layers run n_recurrent_loops times, each loop with a KV cache "
     "of its own under recurrent_kv_cache_mode per_loop) beside attention-free mlp layers of layer_types: not modelled"
 )
-FLINT = (
-    "Flint (vllm/models/flint): its attention layers require FlashInfer (the model class asserts a FlashInferImpl, "
-    "a bfloat16 model and an auto / bfloat16 KV cache, and its fused decode kernel writes the cache in FlashInfer's "
-    "layout), which vLLM 0.33.0 selects for its attention sinks on SM 10.x only (on SM 9.0 it picks FLASH_ATTN and "
-    "the class asserts; a forced FLASHINFER is refused: 'attention sinks not supported'); on SM 10.x at TP 1 the "
-    "class builds its CuTe DSL decode kernels (cutlass: nvidia-cutlass-dsl, a requirement of the 0.33.0 wheel, so "
-    "a B200 serves it, but absent from the oracle's environment), at TP 2+ the oracle on a faked B200 builds it "
-    "(probed, not recorded): its per-layer sliding windows with sinks and FlashInfer's pages are not modelled, "
-    "not planned"
-)
 K2_HORIZON = (
     "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its sparse layers "
     "compute attention values through routed experts (k2_horizon.py: K2HorizonMoVAAttention, mova_num_experts): "
@@ -355,7 +345,6 @@ REASONS: dict[str, str] = {
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
     "FireRedLIDForConditionalGeneration": FIRERED_LID,
-    "FlintForCausalLM": FLINT,
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,

@@ -2007,6 +2007,7 @@ def _flashinfer_attention(
         capability=par.capability,
         mm_prefix=mm_prefix,
         mm_prefix_composites=mm_prefix,
+        flashinfer_sinks_sm90=True,  # 0.33.0's rule (VersionRules.flashinfer_sinks_sm90)
     )
     try:
         chosen = default_backend(layer, False, backend_table(major in (8, 9, 12), major == 10))

@@ -1,0 +1,55 @@
+"""FlashInfer's attention sinks by GPU and release (``FlashInferBackend.supports_sink``): dryboot's
+reasons against the backend matrix vLLM itself answered (``tests/data/gpus/backend-matrix/``, the
+``cubin`` arm: flashinfer-cubin installed, as on vLLM's images). SM 9.0 takes sinks through
+TRT-LLM's XQA decode from 0.30.0 (``VersionRules.flashinfer_sinks_sm90``); SM 10.x throughout.
+SM 12.x on 0.27.1 (refused there, before 0.28.0 added family 120) is left as it was: see the
+skip below."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dryboot.vllm import versions
+from dryboot.vllm.backends import BACKENDS, AttentionSelectorConfig, invalid_reasons
+from dryboot.vllm.gpus import parse_gpu
+
+MATRIX = Path(__file__).parent / "data" / "gpus" / "backend-matrix"
+RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+GPUS = ("H100", "H200", "B200", "B300", "RTX 5090")
+SINKS = "attention sinks not supported"
+
+
+def _sink_cases(release: str) -> list[tuple[str, dict[str, Any]]]:
+    doc = json.loads((MATRIX / f"vllm-{release}.json").read_text())
+    return [
+        (row["gpu"], c)
+        for row in doc["rows"]
+        if row["arm"] == "cubin" and row["gpu"] in GPUS
+        for c in row.get("cases", [])
+        # head sizes FlashInfer takes without sinks on every one of these GPUs
+        if c.get("kind") == "standard"
+        and c.get("has_sink")
+        and c["kv_cache_dtype"] == "auto"
+        and c["head_size"] in (64, 128, 256)
+    ]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_flashinfer_sinks_as_vllm(release: str) -> None:
+    rules = versions.rules_for(release)
+    cases = _sink_cases(release)
+    assert cases
+    for gpu, c in cases:
+        layer = AttentionSelectorConfig(
+            c["head_size"],
+            "auto",
+            has_sinks=True,
+            capability=parse_gpu(gpu).capability,
+            flashinfer_sinks_sm90=rules.flashinfer_sinks_sm90,
+        )
+        ours = SINKS in invalid_reasons(BACKENDS["FLASHINFER"], layer)
+        assert ("FLASHINFER" in c["valid"]) is not ours, (release, gpu, c)
