@@ -3396,8 +3396,11 @@ FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"
 #: fails, DeepGEMM's scale transform for MiniMax-M2.5 and a fake-tensor error for Qwen3-32B-FP8)
 FP8_BLOCK_SM12_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
 #: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all;
-#: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op)
-FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0")
+#: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op).
+#: 0.33.0's ``_POSSIBLE_FP8_KERNELS`` still put FlashInfer (static inputs) and CUTLASS (dynamic) ahead
+#: of its new ``B12xTensorFP8ScaledMMLinearKernel``: 0.32.0's layout, plus FlashInfer attention's
+#: KV counter on SM 10.x (recorded: B200, RTX 5090, GB10)
+FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _fp8_mla_why(capability: tuple[int, int], blocks: bool) -> str:
