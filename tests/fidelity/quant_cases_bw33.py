@@ -1,6 +1,7 @@
 """The Blackwell quantized-weights set (issue 33): the first, ``extra`` and ``modelopt`` sets'
 dense checkpoints (GPTQ, AWQ, AutoRound, compressed-tensors W4A16 / W8A16 / W8A8 fp8 / int8 /
 NVFP4, ModelOpt FP8 / NVFP4 / MIXED_PRECISION; links to their folders, each with its ``SOURCE``)
+and a composed per-tensor compressed-tensors W8A8 fp8 config (``CT-W8A8-FP8-tensor``)
 built by vLLM 0.33.0 on B200 (SM 10.0: FlashInfer leads the attention priorities) and RTX 5090
 (SM 12.0: FlashAttention under ``auto``, FlashInfer for a ModelOpt checkpoint's fp8 KV cache), TP
 1 and 2, each case in a fresh process's state (FlashInfer's shared multi-CTA KV counter dropped
@@ -26,3 +27,7 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
     ("RTX 5090", (12, 0), 170),
 )
 TPS = (1, 2)
+#: the per-tensor layers' requantization to one scale (``requantize_with_max_scale``) writes fp8
+#: values into the tensor vLLM allocates: that kernel is run as a no-op (quant_fakes.VALUE_ONLY;
+#: the per-tensor compressed-tensors config)
+VALUE_ONLY_KERNELS = ("static_scaled_fp8_quant",)

@@ -55,6 +55,7 @@ OTHER_SETS = (
     "quant-recorded-nvfp4smla-",
     "quant-recorded-gptqempty-",
     "quant-recorded-bw33-",
+    "quant-recorded-ossbf16-",
 )
 
 

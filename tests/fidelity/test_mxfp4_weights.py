@@ -167,3 +167,42 @@ def test_plan_without_flashinfer_cubin_holds_no_counter(gpu: str) -> None:
     assert row["flashinfer_cubin"] is False
     assert f"{row['allocated_bytes']:,} bytes" in out, out[-1500:]
     assert code == 0, out[-800:]
+
+
+#: releases before 0.33.0 (no KV counter with the weights); gpt-oss's decoder layers per config
+BEFORE_0_33 = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+GPT_OSS_LAYERS = {"openai--gpt-oss-20b": 24, "openai--gpt-oss-120b": 36}
+
+
+@pytest.mark.parametrize("version", BEFORE_0_33)
+@pytest.mark.parametrize("gpu", ["B200", "RTX 5090"])
+def test_flashinfer_cubin_adds_the_float32_sinks_before_0_33(version: str, gpu: str) -> None:
+    """With ``flashinfer-cubin`` (``VLLM_HAS_FLASHINFER_CUBIN=1``) FlashInfer serves the sinks on SM
+    10.0 on every release, and on SM 12.0 from 0.28.0 (``FlashInferBackend.supports_sink``: 0.27.1
+    takes the SM 10.x family only); its post-load step keeps a float32 copy of each layer's sinks
+    (``[64]``: one 512-byte block a layer), the only difference from the rows recorded without the
+    package (before 0.33.0 no KV counter). dryboot gives both figures (``flashinfer_cubin``); it was
+    12,288 B (20b) / 18,432 B (120b) short with the package."""
+    rec = load_recorded(f"quant-recorded-{version}-mxfp4")[version]
+    checked = 0
+    for config, layers in GPT_OSS_LAYERS.items():
+        cid = f"{config} {gpu} --tensor-parallel-size 1"
+        if cid not in rec or f"{cid} (no flashinfer-cubin)" not in rec:
+            continue
+        checked += 1
+        cubin, without = rec[cid], rec[f"{cid} (no flashinfer-cubin)"]
+        assert cubin["flashinfer_cubin"] and without["flashinfer_cubin"] is False
+        sinks = 0 if (gpu == "RTX 5090" and version == "0.27.1") else layers * 512
+        assert cubin["allocated_bytes"] - without["allocated_bytes"] == sinks
+        for row in (cubin, without):
+            report = model_weights(
+                Path(__file__).resolve().parent / "data" / "weights" / "quant-configs" / config,
+                tp=1,
+                compute_capability=tuple(row["capability"]),
+                sm_count=row["sm_count"],
+                vllm_version=version,
+                max_num_batched_tokens=8192,
+                flashinfer_cubin=row["flashinfer_cubin"],
+            )
+            assert report.stages[0].allocated_bytes == row["allocated_bytes"], (cid, row["flashinfer_cubin"])
+    assert checked, "no pair of rows recorded"

@@ -151,3 +151,17 @@ def test_walk_without_the_counter_refused_for_a_modelopt_fp8_cache(
     config = {"model_type": "olmo2", "num_attention_heads": 32, "hidden_size": 4096}
     why = unmodelled_flashinfer_counter(config, par, RankWeights(), fp8_kv)
     assert (why is not None and "multi-CTA KV counter" in why) == refused
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_per_tensor_fp8_on_both_gpus(tp: int) -> None:
+    """compressed-tensors W8A8 fp8 with one weight and one static input scale per tensor (the
+    composed ``CT-W8A8-FP8-tensor``): 0.33.0 keeps FlashInfer's fp8 GEMM ahead of CUTLASS and of its
+    new ``B12xTensorFP8ScaledMMLinearKernel`` on SM 10.0 and 12.0 (the weight requantized to the
+    fused layer's largest scale and transposed); byte-exact on both, B200 with the KV counter."""
+    b200, rtx = _pair("Qwen--Qwen3-8B+CT-W8A8-FP8-tensor", tp)
+    assert b200["kernels"]["FlashInferFP8ScaledMMLinearKernel"] == rtx["kernels"]["FlashInferFP8ScaledMMLinearKernel"]
+    for row in (b200, rtx):
+        assert dryboot_weights(bw.CONFIGS, row, "0.33.0").stages[0].allocated_bytes == row["allocated_bytes"]
+    counter = flashinfer_kv_counter_bytes(8192, 32 // tp, 148)
+    assert b200["allocated_bytes"] - rtx["allocated_bytes"] == counter

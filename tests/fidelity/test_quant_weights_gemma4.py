@@ -40,7 +40,7 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "refuses GPTQ group activation ordering"  # vLLM 0.30+ too (QuantRules.gptq_act_order)
     if "FP8" in config and sm < 89:
         return "below SM 8.9: Marlin FP8"  # plain fp8 per tensor (weights._fp8_post_load)
-    if "FP8" in config and sm >= 100 and version not in ("0.29.0", "0.30.0", "0.31.0", "0.32.0"):
+    if "FP8" in config and sm >= 100 and version not in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
         return "one scale per tensor on SM 10.0"  # weights.FP8_TENSOR_BLACKWELL_RELEASES
     if "moe+FP8" in config:
         return "fp8 per-tensor MoE experts"  # FlashInfer / CUTLASS experts (fused_moe.scaled_experts_bytes)

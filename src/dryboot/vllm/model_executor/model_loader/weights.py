@@ -1992,7 +1992,18 @@ def _flashinfer_attention(
     (recorded: Moondream 3's 64 on B200, no counter). ``has_sinks``: layers with attention sinks
     (FlashInfer takes them on SM 10.x / 12.x with ``flashinfer-cubin``, ``par.flashinfer_cubin``;
     without it vLLM's choice is another backend, recorded: gpt-oss on B200 / RTX 5090)."""
-    if par.vllm_version != "0.33.0" or par.capability is None:
+    if par.vllm_version != "0.33.0":
+        return False
+    return _flashinfer_chosen(par, head_size, fp8_kv, mm_prefix, has_sinks)
+
+
+def _flashinfer_chosen(
+    par: Parallel, head_size: int, fp8_kv: bool = False, mm_prefix: bool = False, has_sinks: bool = False
+) -> bool:
+    """Whether vLLM's attention selection gives layers of ``head_size`` to FlashInfer on the
+    rank's GPU (any release: :func:`_flashinfer_attention` without its release check; the
+    arguments as there). ``False`` without a GPU."""
+    if par.capability is None:
         return False
     if par.attention_backend is not None:
         return par.attention_backend in FLASHINFER_IMPL_BACKENDS
@@ -2016,14 +2027,27 @@ def _flashinfer_attention(
     return chosen in FLASHINFER_IMPL_BACKENDS
 
 
+#: releases whose ``FlashInferBackend.supports_sink`` takes the SM 10.x family only (TRT-LLM
+#: attention); from 0.28.0 SM 12.x's XQA decode too (0.32.0 adds SM 9.0, where FlashAttention 3,
+#: first in the priorities, keeps the sinks)
+FLASHINFER_SINKS_SM100_ONLY_RELEASES = ("0.27.1",)
+
+
 def flashinfer_sinks(par: Parallel, head_size: int) -> bool:
-    """Whether vLLM 0.33.0 serves a model's attention layers with sinks of ``head_size`` through
-    FlashInfer (:func:`_flashinfer_attention` with sinks: on SM 10.x / 12.x with
-    ``flashinfer-cubin``, assumed installed as on vLLM's images), whose
-    ``FlashInferImpl.process_weights_after_loading`` keeps a float32 copy of each layer's sinks
-    (``[heads per rank]``) beside the model's own (recorded: gpt-oss on B200 and RTX 5090 with
-    ``VLLM_HAS_FLASHINFER_CUBIN``, ``quant-recorded-0.33.0-mxfp4.json``)."""
-    return _flashinfer_attention(par, head_size, has_sinks=True)
+    """Whether vLLM serves a model's attention layers with sinks of ``head_size`` through
+    FlashInfer (:func:`_flashinfer_chosen` with sinks: on SM 10.x / 12.x with ``flashinfer-cubin``,
+    ``par.flashinfer_cubin``, assumed installed as on vLLM's images; SM 12.x from 0.28.0,
+    :data:`FLASHINFER_SINKS_SM100_ONLY_RELEASES`), whose ``FlashInferImpl.process_weights_after_loading``
+    (every release 0.27.1-0.33.0) keeps a float32 copy of each layer's sinks (``[heads per rank]``)
+    beside the model's own (recorded: gpt-oss on B200 and RTX 5090 with ``VLLM_HAS_FLASHINFER_CUBIN``,
+    ``quant-recorded-<release>-mxfp4.json``, 0.27.1-0.33.0)."""
+    if (
+        par.capability is not None
+        and par.capability[0] == 12
+        and par.vllm_version in FLASHINFER_SINKS_SM100_ONLY_RELEASES
+    ):
+        return False
+    return _flashinfer_chosen(par, head_size, has_sinks=True)
 
 
 def _flashinfer_counter(
@@ -3397,8 +3421,11 @@ FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"
 #: fails, DeepGEMM's scale transform for MiniMax-M2.5 and a fake-tensor error for Qwen3-32B-FP8)
 FP8_BLOCK_SM12_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
 #: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all;
-#: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op)
-FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0")
+#: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op).
+#: 0.33.0's ``_POSSIBLE_FP8_KERNELS`` still put FlashInfer (static inputs) and CUTLASS (dynamic) ahead
+#: of its new ``B12xTensorFP8ScaledMMLinearKernel``: 0.32.0's layout, plus FlashInfer attention's
+#: KV counter on SM 10.x (recorded: B200, RTX 5090, GB10)
+FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _fp8_mla_why(capability: tuple[int, int], blocks: bool) -> str:

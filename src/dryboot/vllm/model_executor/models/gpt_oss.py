@@ -11,13 +11,12 @@ final norm and the LM head (untied) on every pipeline stage, then per layer:
   the int32 expert map ``[E]``);
 * one YaRN rotary table per stage, in float32 (``get_rope(dtype=torch.float32)``),
   ``original_max_position_embeddings x factor`` positions of ``head_dim``;
-* MXFP4 checkpoints, where vLLM builds FlashInfer attention for the layers (sinks: vLLM 0.33.0 on
-  SM 10.x / 12.x with ``flashinfer-cubin``,
-  :func:`~dryboot.vllm.model_executor.model_loader.weights.flashinfer_sinks`): each layer's float32
-  copy of its sinks ``[heads / TP]`` (``FlashInferImpl.process_weights_after_loading``) and one
-  multi-CTA KV counter per rank (``weights.flashinfer_counter_layers``). The unquantized walk does
-  not ask (refused there by ``weights.unmodelled_flashinfer_counter``: its figure after loading is
-  not checked on SM 10.x).
+* where vLLM builds FlashInfer attention for the layers (sinks: SM 10.x, and SM 12.x from vLLM
+  0.28.0, with ``flashinfer-cubin``,
+  :func:`~dryboot.vllm.model_executor.model_loader.weights.flashinfer_sinks`): on vLLM 0.33.0 one
+  multi-CTA KV counter per rank (``weights.flashinfer_counter_layers``; unquantized too, recorded
+  on B200); for MXFP4 checkpoints (a figure after the post-load step) each layer's float32 copy of
+  its sinks ``[heads / TP]`` (``FlashInferImpl.process_weights_after_loading``, every release).
 
 The experts' weights are the quantization method's (``weights.experts_bytes``). The published
 checkpoints' MXFP4 (``GptOssMxfp4Config``: every linear layer, the attention and the router stay
@@ -94,9 +93,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     w.own("norm", h * ab)
     nq_r, e_r, i_r, layers = d.nq_r, d.e_r, d.i_r, d.layers
     qkv = (nq_r + 2 * d.nkv_r) * hd
-    # MXFP4 only: the unquantized walk is 4,096 B above vLLM 0.33.0's post-load figure on the tiny
-    # config (B200, either arm; cause not found), so it leaves the counter unasked and the safety net
-    # (``weights.unmodelled_flashinfer_counter``) refuses it by name there, as before
+    # FlashInfer's float32 sinks copies are made by the post-load step: in the MXFP4 figure (after
+    # it), not in the unquantized one (as built, as for every unquantized family), which holds the
+    # KV counter only (recorded: quant-recorded-ossbf16-0.33.0.json; after the post-load step vLLM
+    # holds 512 B a layer less: the two CPU scale scalars leave, the sinks copy's block joins)
     flashinfer = bool(backend) and W.flashinfer_sinks(par, hd)
     for _ in layers:
         for n in (h, h, nq_r, qkv * h, qkv, h * nq_r * hd, h, e * h, e):  # norms, sinks, qkv, o_proj, router
@@ -120,8 +120,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     if layers:
         w.own("rotary", W._rotary_bytes(config, hd, 4), buffer=True)  # float32
     rank = w.result()
-    if backend:
-        W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, [(nq_r, hd, True) for _ in layers])
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, [(nq_r, hd, True) for _ in layers])
     return rank
 
 
