@@ -56,18 +56,34 @@ def defaults_configs() -> dict[str, Path]:
 
 
 FILES = DATA / "files"
+#: the checkpoints' own config classes (``configuration_*.py``, each with its ``SOURCE``), by ``model_type``
+REMOTE_CODE_DIR = Path(__file__).resolve().parent / "data" / "remote-code"
+#: architecture -> the ``remote-code/`` directory of its checkpoints' config class: its tiny config names
+#: it in ``auto_map``, vLLM reads it only under ``--trust-remote-code`` (every flag set but the first
+#: gives the flag; the first records vLLM's refusal without it)
+REMOTE_CODE: dict[str, str] = {
+    "InternLM2ForCausalLM": "internlm2",
+    "MiniCPMForCausalLM": "minicpm",
+    "MiMoForCausalLM": "mimo",
+    "BailingMoeForCausalLM": "bailing_moe",
+}
+TRUST = "--trust-remote-code"
 
 
 def materialize(architecture: str, path: Path) -> str:
     """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
     architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``, a tiny
-    ``tokenizer.json`` where its processor loads one at engine start)."""
+    ``tokenizer.json`` where its processor loads one at engine start; the checkpoint's own config
+    class from ``remote-code/``, :data:`REMOTE_CODE`)."""
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
     model = H.materialize_file(work, path)
     extra = FILES / architecture
-    if extra.is_dir():
-        for f in sorted(extra.iterdir()):
+    sources = sorted(extra.iterdir()) if extra.is_dir() else []
+    if architecture in REMOTE_CODE:
+        sources += sorted((REMOTE_CODE_DIR / REMOTE_CODE[architecture]).glob("configuration_*.py"))
+    if sources:
+        for f in sources:
             target = Path(model) / f.name
             if not target.exists() or target.read_bytes() != f.read_bytes():
                 target.write_bytes(f.read_bytes())
@@ -76,6 +92,8 @@ def materialize(architecture: str, path: Path) -> str:
 
 def defaults_case(architecture: str, index: int, argv: list[str]) -> H.Case:
     model = materialize(architecture, defaults_configs()[architecture])
+    if architecture in REMOTE_CODE:
+        argv = [*argv, TRUST]
     return H.Case(id=f"{architecture}@defaults#{index}", family=f"defaults:{architecture}", model=model, argv=argv)
 
 
@@ -156,6 +174,8 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
             argv += ["--speculative-config", json.dumps(spec)]
         if argv not in out:
             out.append(argv)
+    if architecture in REMOTE_CODE:
+        out = [argv if i == 0 else [*argv, TRUST] for i, argv in enumerate(out)]
     return out
 
 
