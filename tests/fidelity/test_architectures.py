@@ -56,9 +56,20 @@ def defaults_configs() -> dict[str, Path]:
 
 
 FILES = DATA / "files"
-#: architecture -> the directory of its checkpoints' own config Python files (``data/remote-code/``),
-#: put beside its tiny config
-REMOTE_CODE = {"DotsOCRForCausalLM": H.REMOTE_CODE / "dots.ocr"}
+#: architecture -> the directory of its checkpoints' own config Python files (``data/remote-code/``, each
+#: with its ``SOURCE``), put beside its tiny config; vLLM reads such a config only under --trust-remote-code
+REMOTE_CODE: dict[str, Path] = {
+    "DotsOCRForCausalLM": H.REMOTE_CODE / "dots.ocr",
+    "InternLM2ForCausalLM": H.REMOTE_CODE / "internlm2",
+    "MiniCPMForCausalLM": H.REMOTE_CODE / "minicpm",
+    "MiMoForCausalLM": H.REMOTE_CODE / "mimo",
+    "BailingMoeForCausalLM": H.REMOTE_CODE / "bailing_moe",
+}
+#: of :data:`REMOTE_CODE`, the architectures whose first flag set records vLLM's refusal without
+#: --trust-remote-code (every later set and the config-defaults cases give it); the others give it in
+#: every set (their refusal without it is recorded in ``wrapper_cases.py``)
+UNTRUSTED_FIRST = frozenset({"InternLM2ForCausalLM", "MiniCPMForCausalLM", "MiMoForCausalLM", "BailingMoeForCausalLM"})
+TRUST = "--trust-remote-code"
 
 
 def materialize(architecture: str, path: Path) -> str:
@@ -80,6 +91,8 @@ def materialize(architecture: str, path: Path) -> str:
 
 def defaults_case(architecture: str, index: int, argv: list[str]) -> H.Case:
     model = materialize(architecture, defaults_configs()[architecture])
+    if architecture in UNTRUSTED_FIRST:
+        argv = [*argv, TRUST]
     return H.Case(id=f"{architecture}@defaults#{index}", family=f"defaults:{architecture}", model=model, argv=argv)
 
 
@@ -162,8 +175,8 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
         rng = random.Random(f"dryboot-arch:{architecture}:{i}")
         argv = H._flags(rng, f"arch:{architecture}", cfg, work, shipped=False)
         i += 1
-        if remote_code(architecture, cfg):
-            argv.append("--trust-remote-code")
+        if architecture not in UNTRUSTED_FIRST and remote_code(architecture, cfg):
+            argv.append(TRUST)
         if architecture in DRAFTERS:
             if "--speculative-config" in argv:
                 at = argv.index("--speculative-config")
@@ -172,6 +185,8 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
             argv += ["--speculative-config", json.dumps(spec)]
         if argv not in out:
             out.append(argv)
+    if architecture in UNTRUSTED_FIRST:
+        out = [argv if i == 0 else [*argv, TRUST] for i, argv in enumerate(out)]
     return out
 
 

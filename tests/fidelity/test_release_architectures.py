@@ -35,6 +35,12 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention), no checkpoint block",
     },
     "0.27.1": {
+        # remote-code config classes (the checkpoints' own configuration_*.py, tests/fidelity/data/remote-code),
+        # read by vLLM under --trust-remote-code (issue 37): recorded on the oldest and newest releases
+        "InternLM2ForCausalLM": "the checkpoint's own InternLM2Config (remote code), internlm2.py's attention",
+        "MiniCPMForCausalLM": "the checkpoint's own MiniCPMConfig (remote code), minicpm.py's attention",
+        "MiMoForCausalLM": "the checkpoint's own MiMoConfig (remote code, a Qwen2Config), qwen2.py's layers",
+        "BailingMoeForCausalLM": "the checkpoint's own BailingMoeConfig (remote code): its default window slides",
         # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
@@ -194,6 +200,12 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # dots.ocr's wrapper (dots_ocr.py as on 0.28.0): Qwen2ForCausalLM on the checkpoint's own
         # DotsOCRConfig (remote code, files/DotsOCRForCausalLM/), every case --trust-remote-code
         "DotsOCRForCausalLM": "a wrapper of Qwen2 on its remote-code config class, as on 0.28.0",
+        # remote-code config classes (the checkpoints' own configuration_*.py, tests/fidelity/data/remote-code),
+        # read by vLLM under --trust-remote-code (issue 37): recorded on the oldest and newest releases
+        "InternLM2ForCausalLM": "the checkpoint's own InternLM2Config (remote code), internlm2.py's attention",
+        "MiniCPMForCausalLM": "the checkpoint's own MiniCPMConfig (remote code), minicpm.py's attention",
+        "MiMoForCausalLM": "the checkpoint's own MiMoConfig (remote code, a Qwen2Config), qwen2.py's layers",
+        "BailingMoeForCausalLM": "the checkpoint's own BailingMoeConfig (remote code): its default window slides",
         # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
         # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
         "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",

@@ -149,6 +149,8 @@ class Decoder:
     :param windowless_class: the config class (named) has no ``sliding_window`` attribute, which
         the model reads for each ``sliding_attention`` layer: such a layer without the key in the
         file fails vLLM's build (``AttributeError``; ``apertus.py``).
+    :param attention_suffix: the attention layer's module name under ``model.layers.<i>``
+        (``internlm2.py``: ``attention.attn``).
     """
 
     vllm_file: str
@@ -166,6 +168,7 @@ class Decoder:
     fixed_kv_heads: int | None = None
     multi_query: bool = False
     windowless_class: str | None = None
+    attention_suffix: str = "self_attn.attn"
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -361,6 +364,42 @@ DECODERS: dict[str, Decoder] = {
         {"max_position_embeddings": 262144, "num_key_value_heads": 8, "head_dim": 128},
         per_layer_window=True,
         required=("rope_parameters",),
+    ),
+    # internlm2.py (0.27.1-0.33.0): InternLM2Attention, hidden_size // num_attention_heads per head
+    # (no head_dim read), num_key_value_heads split over TP (replicated below it), no window of its
+    # own; the config class is the checkpoint's own InternLM2Config (remote code: auto_map, read
+    # under --trust-remote-code), whose defaults these are (num_key_value_heads: the heads)
+    "InternLM2ForCausalLM": Decoder(
+        "internlm2.py",
+        {"max_position_embeddings": 2048, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096},
+        head_dim="hidden",
+        attention_suffix="attention.attn",
+    ),
+    # minicpm.py (0.27.1-0.33.0): MiniCPMAttention, hidden_size // num_attention_heads per head,
+    # num_key_value_heads split over TP; its muP scales (scale_emb, dim_model_base, scale_depth) and
+    # MoE MLP (num_experts) leave the cache alone. The checkpoint's own MiniCPMConfig (remote code,
+    # auto_map) defaults the KV heads to the heads
+    "MiniCPMForCausalLM": Decoder(
+        "minicpm.py",
+        {"max_position_embeddings": 2048, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096},
+        head_dim="hidden",
+    ),
+    # bailing_moe.py (0.27.1-0.33.0): BailingAttention, config.head_dim (the checkpoint's own
+    # BailingMoeConfig writes hidden_size // num_attention_heads when absent), num_key_value_heads
+    # split over TP. BailingMoeConfig keeps sliding_window (default 4096) whatever
+    # use_sliding_window says, and vLLM takes it as the model-level window: every layer slides
+    # (recorded). Its num_key_value_heads default (0) is not modelled: the file must give it
+    "BailingMoeForCausalLM": Decoder(
+        "bailing_moe.py",
+        {
+            "max_position_embeddings": 16384,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 16,
+            "hidden_size": 1024,
+            "sliding_window": 4096,
+        },
+        required=("num_key_value_heads",),
+        attention_suffix="attention.attn",
     ),
     "InternLM3ForCausalLM": Decoder(
         "llama.py",
@@ -981,6 +1020,8 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
         # Step3TextConfig sets none of its own
         extra["pp_refusal"] = "AttributeError: 'Step3TextConfig' object has no attribute 'tie_word_embeddings'"
+    if spec.attention_suffix != "self_attn.attn":
+        extra["attention_suffix"] = spec.attention_suffix
     return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts, **extra)
 
 

@@ -49,6 +49,11 @@ EAGLE_HEADS: dict[str, str] = {
 #: ``data/eagle-head-fields.json``.
 EAGLE_MODEL_TYPES = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen3"})
 
+#: the architectures vLLM builds on qwen2.py's Qwen2Model: mimo.py's MiMoForCausalLM (0.27.1-0.33.0)
+#: subclasses Qwen2ForCausalLM and keeps its layers (its num_nextn_predict_layers MTP layers are
+#: built only as the MiMoMTP drafter, not by the target)
+QWEN2_MODELS = ("Qwen2ForCausalLM", "MiMoForCausalLM")
+
 #: transformers 5 config-class defaults that change the KV cache, by ``model_type``.
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {"max_position_embeddings": 2048},
@@ -58,6 +63,15 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "mixtral": {"max_position_embeddings": 131072},
     "qwen2": {
         "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+        "use_sliding_window": False,
+        "max_window_layers": 28,
+    },
+    # MiMo's own MiMoConfig (remote code, auto_map): a Qwen2Config subclass, Qwen2's defaults (its
+    # num_key_value_heads default is 32, not the attention heads: recorded on 0.28.0)
+    "mimo": {
+        "max_position_embeddings": 32768,
+        "num_key_value_heads": 32,
         "sliding_window": 4096,
         "use_sliding_window": False,
         "max_window_layers": 28,
@@ -170,13 +184,13 @@ def _dflash_kinds(f: ConfigFields, types: list[str] | None, sw: int | None, n: i
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = attention_heads(f)
-    if architecture == "Qwen2ForCausalLM":
+    if architecture in QWEN2_MODELS:
         # qwen2.py's Qwen2Attention: head_dim = hidden_size // num_attention_heads, whatever the
         # config's head_dim says
         heads = (heads[0], heads[1], f.integer("hidden_size") // heads[0])
     model_type = str(f.get("model_type") or "")
     types: list[str] | None
-    if model_type in ("qwen2", "qwen3"):
+    if model_type in ("qwen2", "qwen3", "mimo"):
         types, sw = _qwen_layer_types(f, n)
     else:
         types, sw = layer_types(f, n), window(f)
@@ -206,7 +220,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             for i in range(n)
         )
         return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
-    if architecture in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and types is not None and len(set(types)) > 1:
+    if architecture in (*QWEN2_MODELS, "Qwen3ForCausalLM") and types is not None and len(set(types)) > 1:
         first = f.integer("max_window_layers", minimum=0)
         if first != n:
             raise InputError(
@@ -216,7 +230,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                 f"but `max_window_layers` = {first} is less than `num_hidden_layers` = {n} (vLLM's Qwen2Model)",
             )
     model_window = sw if types is None or all(t == SLIDING for t in types) else None
-    per_layer = architecture not in ("Qwen2ForCausalLM", "Qwen3ForCausalLM")
+    per_layer = architecture not in (*QWEN2_MODELS, "Qwen3ForCausalLM")
     kinds = tuple(
         LayerKind.SLIDING
         if (per_layer and types is not None and types[i] == SLIDING and sw is not None) or model_window is not None

@@ -225,10 +225,20 @@ BLOOM_ALIBI = (
     "BLOOM's ALiBi slopes are computed as tensors on the model's device: vLLM cannot build it on the meta "
     "device, so it is not verified"
 )
+#: REMOTE (issue 37): vLLM reads these offline under --trust-remote-code when the checkpoint's
+#: configuration_*.py sits beside config.json (recorded for InternLM2, MiniCPM, MiMo and Bailing, which
+#: dryboot now plans: tests/fidelity/data/remote-code); the architectures left here lack that file in the corpus
 REMOTE = (
-    "its config class is remote code (neither transformers nor vLLM 0.28.0 ships one for its checkpoints' "
-    "model_type: vLLM refuses it without --trust-remote-code and the checkpoint's Python files): not "
-    "verifiable offline"
+    "its config class is remote code (its model_type is in neither transformers nor vLLM's config registry, "
+    "0.27.1-0.33.0): vLLM reads it only under --trust-remote-code with the checkpoint's own configuration_*.py, "
+    "which is not in dryboot's fidelity corpus, so no engine start of it was recorded: not verified offline"
+)
+DEEPSEEK_V1 = (
+    "its config class is remote code (model_type deepseek, the deepseek-moe-16b checkpoints' "
+    "configuration_deepseek.py: in neither transformers nor vLLM's config registry); deepseek_v2.py builds it as "
+    "plain multi-head attention (DeepseekAttention: no qk_nope_head_dim / qk_rope_head_dim) beside MoE blocks, but "
+    "no verbatim published copy of that config file was found (deepseek-ai/DeepSeek-MoE on GitHub ships none; the "
+    "copies found were modified), so no engine start of it was recorded: not verified offline"
 )
 NEEDS_CUDA = (
     "vLLM 0.28.0 needs CUDA to build this model (its MoE layer allocates on the GPU at construction), so "
@@ -309,7 +319,6 @@ NANBEIGE = (
 REASONS: dict[str, str] = {
     "AliceAIForCausalLM": ALICE_AI,
     "ArcticForCausalLM": NEEDS_CUDA,
-    "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
     "BailingMoeV2ForCausalLM": REMOTE,
     "BailingMoeV3ForCausalLM": HYBRID,
@@ -327,7 +336,7 @@ REASONS: dict[str, str] = {
     "DeciLMForCausalLM": PER_LAYER_HEADS,
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
-    "DeepseekForCausalLM": REMOTE,
+    "DeepseekForCausalLM": DEEPSEEK_V1,
     "DeepseekV32MTPModel": SPEC_MTP,
     "DomynEdgeForCausalLM": DOMYN_EDGE,
     "DoryForCausalLM": DORY,
@@ -355,7 +364,6 @@ REASONS: dict[str, str] = {
     "HYV4MTPModel": SPEC_MTP,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingMTPModel": SPEC_MTP,
-    "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,
     "InternS1ProForConditionalGeneration": REMOTE_MM,
     "InternS2MobiusForConditionalGeneration": REMOTE_MM,
@@ -375,13 +383,11 @@ REASONS: dict[str, str] = {
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,
-    "MiMoForCausalLM": REMOTE,
     "MiMoMTPModel": SPEC_MTP,
     "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2MTPModel": SPEC_MTP,
     "MiMoV2OmniForCausalLM": MM_SPLIT_HEADS,
     "MiMoV2OmniMTPModel": SPEC_MTP,
-    "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": MINICPMO,
     "MiniCPMV": MINICPMV,
     "MiniMaxM3MTP": MINIMAX_M3_MTP,

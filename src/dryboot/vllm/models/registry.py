@@ -347,11 +347,20 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family(
         "llama",
-        ("llama.py", "mistral.py", "qwen2.py", "qwen3.py", "qwen3_dflash.py", *sorted(set(EAGLE_HEADS.values()))),
+        (
+            "llama.py",
+            "mistral.py",
+            "qwen2.py",
+            "mimo.py",
+            "qwen3.py",
+            "qwen3_dflash.py",
+            *sorted(set(EAGLE_HEADS.values())),
+        ),
         (
             "LlamaForCausalLM",
             "MistralForCausalLM",
             "Qwen2ForCausalLM",
+            "MiMoForCausalLM",
             "Qwen3ForCausalLM",
             "DFlashDraftModel",
             *EAGLE_HEADS,
