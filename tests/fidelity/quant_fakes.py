@@ -70,6 +70,10 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   vLLM allocated) do nothing (:data:`VALUE_ONLY`).
 * **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
   workspace is one int32 per SM), set per case by the recorder.
+* **FlashInfer's architecture query** for a meta tensor answers the stand-in GPU's capability
+  (:func:`flashinfer_capability_stand_in`; FlashInfer raised "device must be a cuda device"), and
+  where ``cutlass`` (the CuTe DSL) is absent ``flashinfer.cute_dsl.utils`` holds FlashInfer's own
+  layout-view functions compiled from its source (:func:`flashinfer_cute_dsl_layout_stand_in`).
 
 What stays allocated is counted by :func:`live_meta_storages`: every tensor object Python still
 holds on the meta device (parameters, buffers, module attributes, kernel objects' workspaces,
@@ -721,7 +725,9 @@ def flashinfer_capability_stand_in(capability: Any) -> None:
         import flashinfer.utils as fu
     except ImportError:
         return
-    real = getattr(fu, "_oracle_real_get_compute_capability", None) or fu.get_compute_capability
+    real = getattr(fu, "_oracle_real_get_compute_capability", None) or getattr(fu, "get_compute_capability", None)
+    if real is None:  # a FlashInfer without it (nothing asks)
+        return
     fu._oracle_real_get_compute_capability = real
 
     def get_compute_capability(device: Any) -> tuple[int, int]:
