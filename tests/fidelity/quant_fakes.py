@@ -70,6 +70,10 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   vLLM allocated) do nothing (:data:`VALUE_ONLY`).
 * **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
   workspace is one int32 per SM), set per case by the recorder.
+* **FlashInfer's architecture query** for a meta tensor answers the stand-in GPU's capability
+  (:func:`flashinfer_capability_stand_in`; FlashInfer raised "device must be a cuda device"), and
+  where ``cutlass`` (the CuTe DSL) is absent ``flashinfer.cute_dsl.utils`` holds FlashInfer's own
+  layout-view functions compiled from its source (:func:`flashinfer_cute_dsl_layout_stand_in`).
 
 What stays allocated is counted by :func:`live_meta_storages`: every tensor object Python still
 holds on the meta device (parameters, buffers, module attributes, kernel objects' workspaces,
@@ -700,3 +704,77 @@ def deep_gemm_values_only(present: bool) -> None:
 
         if hasattr(vdg.DeepGemmQuantScaleFMT, "_oracle_cache"):
             del vdg.DeepGemmQuantScaleFMT._oracle_cache
+
+
+def flashinfer_capability_stand_in(capability: Any) -> None:
+    """FlashInfer's ``utils.get_compute_capability(device)`` answering the stand-in GPU's
+    ``capability()`` (``(major, minor)``) for the meta device, which stands for the GPU's memory
+    here: FlashInfer's own answer for a CUDA device is ``torch.cuda.get_device_properties``'
+    ``(major, minor)`` and for any other device ``ValueError("device must be a cuda device")``.
+    Its callers read the architecture from the tensor they were given (the CuTe DSL BF16 x FP4
+    weight preparation, ``gemm_bf16_fp4_cute_dsl._prepare_cute_dsl``: ``b.device``), so on the
+    meta device every SM 10.x weight preparation that asks failed in the oracle though vLLM on a
+    B200 runs it. A CUDA device still gets FlashInfer's own answer (none is here). The function
+    is replaced in ``flashinfer.utils`` and in every FlashInfer module that imported it by name
+    (those imported later bind the stand-in); called before each case (the stand-in is idempotent,
+    its answer follows the case's GPU). Nothing else of FlashInfer is touched: which code path
+    runs and what it allocates stay FlashInfer's and vLLM's."""
+    import sys
+
+    try:
+        import flashinfer.utils as fu
+    except ImportError:
+        return
+    real = getattr(fu, "_oracle_real_get_compute_capability", None) or getattr(fu, "get_compute_capability", None)
+    if real is None:  # a FlashInfer without it (nothing asks)
+        return
+    fu._oracle_real_get_compute_capability = real
+
+    def get_compute_capability(device: Any) -> tuple[int, int]:
+        if getattr(device, "type", None) == "meta":
+            major, minor = capability()
+            return int(major), int(minor)
+        return tuple(real(device))  # type: ignore[return-value]
+
+    for name, mod in list(sys.modules.items()):
+        if (name == "flashinfer" or name.startswith("flashinfer.")) and getattr(
+            mod, "get_compute_capability", None
+        ) in (real, getattr(fu, "get_compute_capability", None)):
+            mod.get_compute_capability = get_compute_capability
+
+
+#: the functions of FlashInfer's ``cute_dsl/utils.py`` its SM 10.x BF16 x FP4 weight preparation calls
+#: (``gemm_bf16_fp4_cute_dsl._prepare_cute_dsl_sm100``), each plain torch (a view), and what they call
+CUTE_DSL_LAYOUT_FUNCTIONS = ("ceil_div", "convert_sf_to_mma_layout")
+
+
+def flashinfer_cute_dsl_layout_stand_in() -> bool:
+    """Where the CuTe DSL (``cutlass``, vLLM's CUDA wheel requires ``nvidia-cutlass-dsl``; the boot
+    environment lacks it) does not import, ``flashinfer.cute_dsl.utils`` (whose top imports it) is
+    a module holding FlashInfer's own functions of :data:`CUTE_DSL_LAYOUT_FUNCTIONS`, compiled from
+    that file's source (nothing restated): ``convert_sf_to_mma_layout`` checks the swizzled scales'
+    element count and returns a strided 6-D view of them, allocating nothing. Any other name of
+    the module is absent (raises where asked; no kernel is reached while loading). Returns whether
+    the stand-in was installed."""
+    import ast
+    import importlib.util
+    import sys
+    import types
+    from pathlib import Path
+
+    if importlib.util.find_spec("cutlass") is not None or importlib.util.find_spec("flashinfer") is None:
+        return False
+    spec = importlib.util.find_spec("flashinfer.cute_dsl")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    path = Path(next(iter(spec.submodule_search_locations))) / "utils.py"
+    tree = ast.parse(path.read_text(), str(path))
+    keep = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in CUTE_DSL_LAYOUT_FUNCTIONS]
+    import torch
+
+    mod = types.ModuleType("flashinfer.cute_dsl.utils")
+    mod.__file__ = str(path)
+    mod.__dict__["torch"] = torch
+    exec(compile(ast.Module(body=keep, type_ignores=[]), str(path), "exec"), mod.__dict__)
+    sys.modules["flashinfer.cute_dsl.utils"] = mod
+    return True

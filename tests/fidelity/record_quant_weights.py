@@ -401,7 +401,9 @@ def _flashinfer_scale_interleave_by_shape() -> None:
         size = fq._compute_swizzled_layout_sf_size(unswizzled_sf.shape[-2], unswizzled_sf.shape[-1], 128)
         return torch.empty((experts * size,), dtype=unswizzled_sf.dtype, device=unswizzled_sf.device)
 
-    for mod in (shim, fq):
+    import flashinfer  # vLLM's NVFP4 TRT-LLM experts import it from the package (flashinfer_fp4_moe.py)
+
+    for mod in (shim, fq, flashinfer):
         for name in ("block_scale_interleave", "nvfp4_block_scale_interleave"):
             if hasattr(mod, name):
                 setattr(mod, name, by_shape)
@@ -449,6 +451,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     es._install()
     qf.route_ops()
+    qf.flashinfer_cute_dsl_layout_stand_in()  # FlashInfer's CuTe DSL layout views without ``cutlass``
     # the release of humming-kernels the cases are recorded with (each row's ``humming``), or None
     humming = importlib.import_module("humming").__version__ if qf.humming_stand_ins() else None
     import torch
@@ -510,6 +513,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
                 es._reset_per_process_caches()
+                qf.flashinfer_capability_stand_in(lambda: es.GPU.capability)  # meta tensors' GPU
                 if DEEP_GEMM:
                     qf.deep_gemm_values_only(cap[0] in DEEP_GEMM)
                 row: dict[str, Any] = {

@@ -37,11 +37,8 @@ METHODS = ("GPTQ", "AWQ", "AutoRound", "CT-W4A16", "CT-W8A16", "CT-W8A8-FP8", "C
 
 
 def _refusal(row: dict[str, Any]) -> str | None:
-    """What dryboot must name where it does not give vLLM's figure; ``None``: byte-exact."""
-    if row["config"] == "nvidia--Qwen3.6-27B-NVFP4" and row["capability"] == [10, 0]:
-        # its W4A16_NVFP4 linear layers go to FlashInfer's CuTe DSL BF16 x FP4 kernel on SM 10.x,
-        # whose weight preparation the oracle cannot run (FlashInfer asks a CUDA device)
-        return "CuTe DSL BF16 x FP4 kernel"
+    """What dryboot must name where it does not give vLLM's figure; ``None``: byte-exact (every row:
+    nvidia/Qwen3.6-27B-NVFP4 on B200, once refused for FlashInfer's CuTe DSL W4A16 layout, included)."""
     return None
 
 
@@ -92,12 +89,20 @@ def test_refused_before_on_every_case() -> None:
         assert "shared counter buffer" not in (report.refused or "")
 
 
-def test_w4a16_nvfp4_linear_on_sm100_refused_by_name() -> None:
+def test_w4a16_nvfp4_linear_on_sm100_cutedsl() -> None:
     """ModelOpt's weight-only NVFP4 linear layers on SM 10.0: vLLM 0.30.0+ prepares them for
-    FlashInfer's CuTe DSL BF16 x FP4 kernel (the oracle fails there: recorded), refused by name with
-    the token count given; 0.29.0 keeps Marlin (answered); RTX 5090 (Marlin) byte-exact above."""
+    FlashInfer's CuTe DSL BF16 x FP4 kernel (``FlashInferCuteDslNvFp4W4A16LinearKernel``: the weight
+    padded to 64 rows / 64 inputs, the swizzled block scales, whose 6-D MMA layout is a view). The
+    oracle failed there ("device must be a cuda device": FlashInfer asked the meta tensor's device
+    for its architecture; then ``cutlass`` absent), refused by name; recorded again with
+    ``quant_fakes.flashinfer_capability_stand_in`` / ``flashinfer_cute_dsl_layout_stand_in``, 0.33.0
+    is byte-exact (TP 1: 21,107,307,008; TP 2: 10,576,201,216); 0.30.0-0.32.0 (not recorded) stay
+    refused by name; 0.29.0 keeps Marlin (answered)."""
+    for tp in (1, 2):
+        b200 = _pair("nvidia--Qwen3.6-27B-NVFP4", tp)[0]
+        assert b200["ok"] and b200["kernels"]["FlashInferCuteDslNvFp4W4A16LinearKernel"] == 129
+        assert dryboot_weights(bw.CONFIGS, b200, "0.33.0").stages[0].allocated_bytes == b200["allocated_bytes"]
     b200 = _pair("nvidia--Qwen3.6-27B-NVFP4", 1)[0]
-    assert not b200["ok"] and "cuda device" in b200["error"]
 
     def run(version: str) -> Any:
         return model_weights(
@@ -109,9 +114,10 @@ def test_w4a16_nvfp4_linear_on_sm100_refused_by_name() -> None:
             max_num_batched_tokens=8192,
         )
 
-    for version in ("0.30.0", "0.32.0", "0.33.0"):
+    for version in ("0.30.0", "0.32.0"):
         assert "CuTe DSL BF16 x FP4 kernel" in (run(version).refused or ""), version
     assert not run("0.29.0").refused
+    assert run("0.33.0").stages[0].allocated_bytes == 21_107_307_008
 
 
 @pytest.mark.parametrize(("gpu", "name"), [(((10, 0), 148), "B200"), (((12, 0), 170), "RTX 5090")])

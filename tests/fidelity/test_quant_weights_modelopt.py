@@ -101,7 +101,14 @@ def test_corpus_size() -> None:
     ):
         assert {(v, c, g, "1") for c in (QWEN36.name, moe) for g in gpus} <= exact, v
     assert {("0.29.0", QWEN36.name, g, "2") for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090", "B200")} <= exact
-    assert len(exact) >= 34
+    # 0.33.0: the uniform NVFP4 Qwen3-MoE (refused before as "recorded with FlashInfer's once-per-process
+    # KV counter in a process's first case only"), each case recorded as a fresh process
+    assert {("0.33.0", moe, g, t) for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090") for t in "12"} <= exact
+    # 0.33.0 on B200: the Nemotron-3.5 hybrid's W4A16_NVFP4 linear layers through FlashInfer's CuTe DSL
+    # kernel (recorded with quant_fakes' FlashInfer stand-ins; the oracle failed there before)
+    nemotron = "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"
+    assert {("0.33.0", nemotron, "B200", t) for t in "12"} <= exact
+    assert len(exact) >= 44
 
 
 def test_kernels_are_vllms() -> None:

@@ -33,8 +33,8 @@ SHARDS_REFUSED = {
 }
 
 
-#: the ModelOpt NVFP4 MoE config (excluded experts), whose MoE layouts dryboot checks on 0.27.1-0.30.0
-#: only (0.33.0: refused by name, as every ModelOpt MoE checkpoint there)
+#: the ModelOpt NVFP4 MoE config (excluded experts); on 0.33.0 its H100 row is recorded with
+#: humming-kernels 0.1.19 (Humming's NVFP4 kernels ahead of Marlin on SM 9.0, as a CUDA install has them)
 NVFP4_EXPERTS = "nvidia--Qwen3-30B-A3B-NVFP4+experts"
 
 
@@ -42,8 +42,6 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     """What dryboot must name where vLLM refuses or the layout is not checked; ``None``: byte-exact."""
     if not row["ok"]:
         return SHARDS_REFUSED.get(row["config"])
-    if row["config"] == NVFP4_EXPERTS and version == "0.33.0":
-        return "ModelOpt MoE checkpoints on vLLM 0.33.0 are not checked"
     return None
 
 

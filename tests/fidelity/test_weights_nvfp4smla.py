@@ -43,7 +43,7 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
     cap = tuple(row["capability"])
     if cap[0] == 10:
-        return "SM 10.0"  # FlashInfer TRT-LLM / CuTe DSL NVFP4 experts (the oracle fails there)
+        return "SM 10.0"  # FlashInfer TRT-LLM experts, CuTe DSL layers, sparse MLA prefill: not modelled
     if cap[0] == 12 and version != "0.28.0":
         return "on SM 12.0 with vLLM"  # recorded on 0.28.0 only
     if cap[0] == 9 and "--kv-cache-dtype" not in row["argv"] and version < "0.30.0":
@@ -84,6 +84,21 @@ def test_the_fp8_cache_on_sm90() -> None:
             rows = RECORDED[version]
             gap = rows[f"{name} H200 --tensor-parallel-size 8 {BF16}"]["allocated_bytes"]
             assert gap - rows[f"{name} H200 --tensor-parallel-size 8"]["allocated_bytes"] == layers * 33_280
+
+
+def test_b200_recorded_and_refused_by_name() -> None:
+    """SM 10.0 on 0.33.0: the oracle failed ("device must be a cuda device": FlashInfer's
+    ``block_scale_interleave`` asked the meta tensors' device for its architecture, in the TRT-LLM
+    experts' preparation) and now runs it (``quant_fakes.flashinfer_capability_stand_in``, the
+    interleave's output by shape as under ``RECORD_MXFP4_NATIVE``):
+    vLLM holds 52,603,365,888 bytes per rank at TP 8, its NVFP4 layers through FlashInfer's CuTe DSL
+    kernel and its experts through ``TrtLlmNvFp4ExpertsMonolithic``. dryboot refuses it by name
+    (those layouts and the sparse MLA backends' prefill workspace on SM 10.x are not modelled)."""
+    row = RECORDED["0.33.0"][f"{DSV32} B200 --tensor-parallel-size 8"]
+    assert row["ok"] and row["allocated_bytes"] == 52_603_365_888
+    assert row["kernels"]["FlashInferCuteDslNvFp4LinearKernel"] == 183
+    assert row["linear_kernels"] == {"ABCMeta": 58, "FusedMoEKernel/TrtLlmNvFp4ExpertsMonolithic": 58}
+    assert "SM 10.0" in (_weights(row, "0.33.0").refused or "")
 
 
 def test_corpus_size() -> None:

@@ -1423,8 +1423,7 @@ def _walk(
         )
     if family in MLA_FAMILIES and "index_topk" in config:
         _refuse_sm120_sparse(config, par, str(arch))
-    sparse_mla = family in MLA_FAMILIES and "index_topk" in config
-    quant = _on_gpu(quant_from_config(config, hf_quant), par, family, sparse_mla)
+    quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
     if arch in GEMMA3_CONFIG_ONLY and quant.method is not None:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -3315,11 +3314,10 @@ def _post_load_host_blocks(quant: Quant, range_blocks: int) -> int:
     return 2 + range_blocks
 
 
-def _on_gpu(quant: Quant, par: Parallel, family: str = "", sparse_mla: bool = False) -> Quant:
+def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
     """A weight-only integer, W8A8 or NVFP4 layout is the kernel's vLLM picks per GPU: the rank's
     GPU joins it. ModelOpt FP8 / NVFP4 without a GPU keep the layout vLLM creates (before its
-    post-load step); with one, the layout after it. ``sparse_mla``: a sparse-attention MLA model
-    (``index_topk``; :func:`_scaled_on_gpu`).
+    post-load step); with one, the layout after it.
 
     :raises InputError: no GPU given (the layout after loading depends on it)."""
     if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
@@ -3327,7 +3325,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "", sparse_mla: bool = Fa
     if quant.method == "fp8" and par.capability is not None:
         quant = replace(quant, scaled=_fp8_post_load(quant, par, family))
     if quant.scaled is not None:
-        return _scaled_on_gpu(quant, quant.scaled, par, family, sparse_mla)
+        return _scaled_on_gpu(quant, quant.scaled, par, family)
     if quant.wna16 is None:
         return quant
     if par.capability is None:
@@ -3555,13 +3553,13 @@ def fp8_ignored_names(ignored: tuple[str, ...], family: str) -> tuple[str, ...]:
     return tuple("visual." + i[len(tower) :] if i.startswith(tower) else text_model_name(i) for i in ignored)
 
 
-def _scaled_on_gpu(
-    quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "", sparse_mla: bool = False
-) -> Quant:
+def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
     """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout. ModelOpt MoE
-    checkpoints on vLLM 0.33.0 are checked for sparse-attention MLA models (``sparse_mla``: their attention
-    runs on MLA backends, without FlashInfer's once-per-process KV counter; recorded one config a process:
-    ``quant-recorded-nvfp4smla-0.33.0.json``) only.
+    checkpoints on vLLM 0.33.0 are answered as on the earlier releases: what a process allocates once
+    while the model is built (FlashInfer's multi-CTA KV counter) is modelled
+    (:func:`_flashinfer_counter`) and the oracle records each case as a fresh process does
+    (``engine_start._reset_per_process_caches``; recorded: ``quant-recorded-modelopt-0.33.0.json``,
+    nvidia/Qwen3-30B-A3B-NVFP4 on SM 8.6 / 8.9 / 9.0 / 12.0).
 
     :raises InputError: no GPU, a release or GPU whose layout is not checked (named)."""
     if par.capability is None:
@@ -3590,16 +3588,6 @@ def _scaled_on_gpu(
         )
     rules = quant_rules(par.vllm_version)
     sm = par.capability[0] * 10 + par.capability[1]
-    modelopt_moe = quant.method in ("modelopt", "modelopt_fp4") and family in MOE_FAMILIES
-    if modelopt_moe and par.vllm_version == "0.33.0" and not sparse_mla:
-        # the "2 MiB once per process" of the dense ones was FlashInfer's KV counter (SM 8.x, an
-        # fp8 KV cache: modelled, _flashinfer_attention); the MoE ones are not re-recorded with it
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            f"ModelOpt MoE checkpoints on vLLM {par.vllm_version} are not checked (recorded with FlashInfer's "
-            "once-per-process KV counter in a process's first case only)",
-        )
     if isinstance(scaled, ModelOptQuant) and (cutedsl := w4a16_linear_refusal(scaled, sm, par.vllm_version)):
         raise InputError("--gpu", None, cutedsl)
     refused = scaled_refusal(scaled, sm, par.vllm_version)
