@@ -55,6 +55,10 @@ def _check(version: str, row: dict[str, Any]) -> None:
     if _llama4_out_of_scope(version, row):
         assert "quantized Llama-4 layouts" in (report.refused or ""), report.refused
         return
+    if version == "0.27.1" and row["config"].endswith("-static"):
+        # 0.27.1 keeps 512 bytes per layer more than the model for static per-tensor inputs: refused by name
+        assert "static per-tensor input scales" in (report.refused or ""), report.refused
+        return
     if not row["ok"]:
         assert report.refused, f"vLLM or the oracle fails ({str(row.get('error'))[:200]}); dryboot answered"
         return
@@ -73,7 +77,7 @@ def test_recorded_with_the_pinned_package_through_humming() -> None:
     """Every row is recorded with the wheel its release pins, and every dense fp8 layer vLLM built went
     to ``HummingFP8ScaledMMLinearKernel`` (no Marlin fp8 linear kernel); both GPUs, channel, block and
     per-tensor weights, on every release recorded."""
-    assert set(RECORDED) >= {"0.32.0", "0.33.0"}
+    assert set(RECORDED) == set(PINNED)
     for version, cases in RECORDED.items():
         gpus, configs = set(), set()
         for row in cases.values():

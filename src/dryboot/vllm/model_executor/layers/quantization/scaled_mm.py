@@ -250,6 +250,13 @@ def scaled_linear_bytes(
                 f"a compressed-tensors fp8 layer with a bias below SM 8.9 on vLLM {q.vllm_version} (Humming's W8A16 "
                 "fp8 kernel, whose bias handling before 0.31.0 is not recorded) is not modelled",
             )
+        if s.static_input and q.vllm_version == "0.27.1":
+            raise InputError(
+                "quantization_config",
+                "config_groups",
+                "compressed-tensors fp8 with static per-tensor input scales below SM 8.9 on vLLM 0.27.1 (Humming's "
+                "W8A16 fp8 kernel): vLLM keeps 512 more bytes per layer than modelled (recorded, not identified)",
+            )
         locks = humming_fp8_locks_bytes(q.humming_fp8, q.sm_count)
         return humming_fp8_linear_bytes(s, n, k, act_bytes, locks=locks, bias=bias)
     out = _scaled_linear_bytes(q, s, k, parts, act_bytes)
