@@ -346,7 +346,21 @@ def route_ops() -> None:
 #: inside ``tops_bench``, a throughput benchmark), ``cuda.bindings.driver`` (the ``humming/kernel/*``
 #: launchers and ``humming/jit/runtime.py``: ``cbd.CUlaunchConfig`` in signatures, the driver API
 #: inside ``__call__`` / ``load``, i.e. launching or loading a compiled kernel)
-HUMMING_IMPORT_ONLY = ("triton", "cuda", "cuda.bindings", "cuda.bindings.driver")
+#: (0.1.10 / 0.1.12, pinned by 0.27.1-0.30.0: ``humming/ops/input.py`` and ``ops/moe.py`` also define
+#: Triton kernels at import, ``@triton.jit`` over ``triton.language``: the stand-in's ``jit`` hands the
+#: function back, never compiled; they quantize activations and align MoE tokens in a forward pass)
+#: (0.1.10, pinned by 0.27.1: ``humming/utils/jit.py`` imports pyelftools' ``ELFFile``, read when a
+#: compiled kernel is loaded)
+HUMMING_IMPORT_ONLY = (
+    "triton",
+    "triton.language",
+    "cuda",
+    "cuda.bindings",
+    "cuda.bindings.driver",
+    "elftools",
+    "elftools.elf",
+    "elftools.elf.elffile",
+)
 
 
 class _NotHere:
@@ -397,6 +411,8 @@ def humming_import_stand_ins() -> list[str]:
         parent, _, child = name.rpartition(".")
         if parent in absent:
             setattr(absent[parent], child, mod)
+    if "triton" in absent:  # ``@triton.jit`` at import: the function handed back, never compiled
+        absent["triton"].jit = lambda fn=None, **kw: fn if fn is not None else (lambda f: f)  # type: ignore[attr-defined]
     real_import = builtins.__import__
 
     def humming_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
@@ -423,9 +439,7 @@ def humming_stand_ins() -> bool:
 
     humming_import_stand_ins()
 
-    import humming.device as hdevice
     import humming.ops as hops
-    import humming.utils.device as hutils_device
     import torch
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
     from torch.utils._pytree import tree_map
@@ -468,18 +482,23 @@ def humming_stand_ins() -> bool:
 
         is_ppu = False
 
-    hutils_device._extension = types.SimpleNamespace(_DeviceInfo=_DeviceFacts)  # type: ignore[assignment]
-    # the constructor that reads the device: ``__new__`` (0.1.19: one shared instance a device),
-    # ``__init__`` (0.1.17)
-    ctor = "__new__" if "__new__" in vars(hdevice.DeviceInfo) else "__init__"
-    real_ctor = getattr(hdevice.DeviceInfo, ctor)
+    # ``humming.device`` from 0.1.17 (0.1.10 / 0.1.12 ask torch.cuda: the stand-in GPU's answers)
+    if importlib.util.find_spec("humming.device") is not None:
+        import humming.device as hdevice
+        import humming.utils.device as hutils_device
 
-    def device_info_ctor(first: Any, index: Any = None) -> Any:
-        if isinstance(index, torch.device) and index.type == "meta":
-            index = 0
-        return real_ctor(first, index)
+        hutils_device._extension = types.SimpleNamespace(_DeviceInfo=_DeviceFacts)  # type: ignore[assignment]
+        # the constructor that reads the device: ``__new__`` (0.1.19: one shared instance a device),
+        # ``__init__`` (0.1.17)
+        ctor = "__new__" if "__new__" in vars(hdevice.DeviceInfo) else "__init__"
+        real_ctor = getattr(hdevice.DeviceInfo, ctor)
 
-    setattr(hdevice.DeviceInfo, ctor, device_info_ctor)
+        def device_info_ctor(first: Any, index: Any = None) -> Any:
+            if isinstance(index, torch.device) and index.type == "meta":
+                index = 0
+            return real_ctor(first, index)
+
+        setattr(hdevice.DeviceInfo, ctor, device_info_ctor)
     torch.accelerator.current_device_index = lambda: 0
     real_cuda_device = torch.cuda.device
 
@@ -523,11 +542,23 @@ def humming_stand_ins() -> bool:
     for name in HUMMING_OPS:
         setattr(hops, name, on_fake_cuda(getattr(hops, name)))
 
+    # humming-kernels 0.1.17 (vLLM 0.32.0) asks the CUDA compiler's version (NVRTC, looked up through
+    # ``torch.version.cuda``: None in the CPU torch) for ``LayerConfig.use_native_dequant``, a flag of the
+    # repack kernel that changes no shape (``ops/weight.py`` ``repack_weight``'s output shape ignores it;
+    # below SM 8.9 it is False for fp8 whatever the version): answered as the cu13 toolchain vLLM's wheels
+    # require (``humming-kernels[cu13]``)
+    with contextlib.suppress(ImportError):
+        import humming.config.config as hconfig
+
+        if torch.version.cuda is None and hasattr(hconfig, "_cuda_compiler_version"):
+            hconfig._cuda_compiler_version = lambda *a, **k: (13, 0)  # type: ignore[attr-defined]
+
     import importlib
 
     import vllm.utils.humming as vhumming
 
-    real_locks = vhumming.create_humming_locks
+    # before 0.32.0 each Humming layer allocates its locks itself, on its weight's device (the meta device)
+    real_locks = getattr(vhumming, "create_humming_locks", None)
 
     def create_humming_locks(device: Any) -> Any:
         # the MoE experts ask for their locks on "cuda" (the config's device): the stand-in
@@ -540,7 +571,7 @@ def humming_stand_ins() -> bool:
     # tuning tables by GPU model, read through the compiled extension): a forward-pass choice that
     # allocates nothing, answered empty
     vhumming.get_heuristics_config = lambda *a, **k: {}  # type: ignore[attr-defined]
-    for modname in HUMMING_LOCK_USERS:
+    for modname in HUMMING_LOCK_USERS if real_locks is not None else ():
         with contextlib.suppress(ImportError):
             mod = importlib.import_module(modname)
             if hasattr(mod, "create_humming_locks"):

@@ -34,8 +34,6 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
     if "FP8-block" in config and sm == 90 and version != "0.28.0":
         return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
-    if version == "0.27.1" and sm < 89 and "FP8-" in config and "W8A8" in config:
-        return "Humming"  # 0.27.1's fp8 channel / block experts (the oracle lacks humming-kernels)
     if "ModelOpt" in config and 100 <= sm < 110:
         return "TRT-LLM"  # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4: the oracle lacks CUDA)
     return None

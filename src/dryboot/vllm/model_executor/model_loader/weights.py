@@ -3594,22 +3594,17 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
     # every release 0.27.1-0.33.0 serves compressed-tensors fp8 weight-only below SM 8.9 (its W8A16 fp8
-    # scheme and fp8 MoE experts) with Humming ahead of Marlin (kernels/linear/__init__.py
-    # _POSSIBLE_WFP8A16_KERNELS; humming-kernels is a requirement of every CUDA wheel)
+    # scheme) with Humming ahead of Marlin (kernels/linear/__init__.py _POSSIBLE_WFP8A16_KERNELS;
+    # humming-kernels is a requirement of every CUDA wheel)
     ct_fp8 = quant.method == "compressed-tensors" and any(s.kind == "fp8" for _, s in scaled.groups)
-    if ct_fp8 and sm < 89:
-        raise InputError(
-            "quantization_config",
-            "config_groups",
-            f"compressed-tensors fp8 on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} is "
-            "served weight-only by its Humming kernels (ahead of Marlin), whose fp8 layouts are not modelled",
-        )
+    humming_fp8 = rules.humming_wfp8a16_locks if ct_fp8 and sm < 89 else None
     scaled = replace(
         scaled,
         capability=sm,
         sm_count=par.sm_count,
         layer_workspace=rules.marlin_layer_workspace,
         humming=sm in rules.humming_before_marlin,
+        humming_fp8=humming_fp8,
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
         cutlass_fp8_pad=par.vllm_version not in CUTLASS_FP8_PAD_FAILS,
         vllm_version=par.vllm_version,

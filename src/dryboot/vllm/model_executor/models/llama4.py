@@ -7,11 +7,10 @@ a MoE block every ``interleave_moe_layer_step`` layers (router ``[E, H]``, a gat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledScheme
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import (
     Family,
@@ -150,9 +149,9 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
             inter = W._int(config, "intermediate_size")
             i_r = W._divide(inter, tp, "the experts' intermediate size")
             entries += [("router", e * h * ab), *_mlp(quant, f"{p}.feed_forward.shared_expert", h, i_r, ab, tp)]
-            entries += routed_experts_bytes(
-                quant, f"{p}.feed_forward.experts", e, h, i_r, ab, _humming_fp8_experts_refused(par.vllm_version, quant)
-            )
+            # compressed-tensors fp8 experts below SM 8.9: Marlin's MoE backend, ahead of Humming's, on every
+            # release (0.27.1 too: quant-recorded-humfp8-0.27.1.json, FusedMoEKernel/MarlinExperts)
+            entries += routed_experts_bytes(quant, f"{p}.feed_forward.experts", e, h, i_r, ab)
         else:
             i_r = W._divide(W._int(config, "intermediate_size_mlp"), tp, "intermediate_size_mlp")
             entries += _mlp(quant, f"{p}.feed_forward", h, i_r, ab, tp)
@@ -178,25 +177,6 @@ def _mlp(quant: W.Quant, mlp: str, h: int, i_r: int, ab: int, tp: int) -> list[t
         *W._linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab, tp=tp),
         *W._linear(quant, f"{mlp}.down_proj", i_r, (h,), ab, tp=tp, split="row"),
     ]
-
-
-def _humming_fp8_experts_refused(version: str, quant: W.Quant) -> Callable[[ScaledScheme], None]:
-    """Llama-4's refusal of compressed-tensors fp8 channel / block experts below SM 8.9 on vLLM
-    0.27.1, which serves them with its Humming backend (not recorded).
-
-    :raises InputError: (from the returned check) such a scheme."""
-
-    def check(scheme: ScaledScheme) -> None:
-        below_89 = quant.scaled is not None and quant.scaled.capability < 89
-        if version == "0.27.1" and scheme.kind == "fp8" and scheme.strategy != "tensor" and below_89:
-            raise InputError(
-                "quantization_config",
-                "config_groups",
-                "fp8 channel / block MoE experts below SM 8.9 on vLLM 0.27.1: its Humming experts' layout is not "
-                "modelled",
-            )
-
-    return check
 
 
 FAMILIES: dict[str, Family] = {"Llama4ForCausalLM": Family(walk)}

@@ -18,7 +18,9 @@ Every one of them converts a layer to Humming's "standard" schema and calls
 * ``weight``: ``repack_weight`` to ``[pk / (256 / a_bits), pn x (256 / a_bits) x bits / 32]``
   int32 (``pk x pn x bits / 8`` bytes);
 * ``weight_scale``: group scales ``[pk / g, pn]`` (per-channel: ``[1, pn]``) in the scale dtype
-  (the activation dtype for integer weights, fp8 for NVFP4), a tensor scale one float32;
+  (the activation dtype for integer and fp8 channel weights, fp8 for NVFP4), a tensor scale one
+  float32, block scales (fp8 ``[bn, bk]`` blocks) float32 ``[pk / bk, pn / bn]``
+  (``HummingWeightSchema``: a block scale's ``bs_dtype`` is float32);
 * ``zero_point`` (integer zero points): ``[pk / g, pn x zp_bits / 32]`` int32, ``zp_bits`` 4 for
   weights of at most 4 bits, else 8 (``transform_humming_zero_point``);
 * ``weight_scale_2``: a tensor scale one float32 (``[e]`` for experts), a channel scale ``[pn]``
@@ -53,6 +55,10 @@ PAD_N = 256
 PAD_K = 128
 #: ``create_humming_locks``: int32 locks per multiprocessor
 LOCKS_PER_SM = 8
+#: the int32 locks of a Humming W8A16 fp8 linear layer before ``create_humming_locks`` (0.27.1-0.31.0:
+#: ``HummingFP8ScaledMMLinearKernel``'s ``torch.zeros(1024, dtype=torch.int32)``, 0.27.1's
+#: ``prepare_humming_layer`` ``locks`` buffer)
+FIXED_LOCKS = 1024
 
 
 def _round_up(x: int, m: int) -> int:
@@ -68,6 +74,8 @@ class HummingLayer:
     :param bits: weight bits (4 or 8 for integers, 4 for NVFP4).
     :param group_size: input features per weight scale; ``0`` one scale per output channel,
         ``-1`` a single tensor scale.
+    :param group_size_n: output features per weight scale of a block scale (fp8 ``[bn, bk]``
+        blocks: ``group_size_n = bn``, ``group_size = bk``), ``0`` for no block scale.
     :param scale_bytes: the element size of the group / channel scales (the activation dtype's for
         integer weights, 1 for NVFP4's fp8 scales).
     :param act_bytes: the activation (``params_dtype``) element size.
@@ -87,6 +95,7 @@ class HummingLayer:
     weight_scale_2: str | None = None
     bias: bool = False
     experts: int = 0
+    group_size_n: int = 0
 
     @property
     def padded_nk(self) -> tuple[int, int]:
@@ -103,6 +112,8 @@ def humming_tensors(layer: HummingLayer) -> list[tuple[str, int]]:
     out = [("weight", e * pn * pk * layer.bits // 8)]
     if layer.group_size == -1:
         out.append(("scale", e * 4))
+    elif layer.group_size_n:  # a block scale: float32 [pn / bn, pk / bk]
+        out.append(("scale", e * (pn // layer.group_size_n) * (pk // layer.group_size) * 4))
     else:
         groups = pk // layer.group_size if layer.group_size > 0 else 1
         out.append(("scale", e * groups * pn * layer.scale_bytes))
@@ -133,3 +144,12 @@ def humming_locks_bytes(sm_count: int | None) -> int:
             "unknown for this GPU: name one whose SM count is known (e.g. H100, H200)",
         )
     return LOCKS_PER_SM * sm_count * 4
+
+
+def humming_fp8_locks_bytes(locks: str, sm_count: int | None) -> int:
+    """The locks (bytes) one ``HummingFP8ScaledMMLinearKernel`` layer keeps: ``locks`` is the
+    release's rule (``QuantRules.humming_wfp8a16_locks``): ``fixed`` (:data:`FIXED_LOCKS` int32,
+    0.27.1-0.31.0) or ``sm`` (``create_humming_locks``, 0.32.0+: :func:`humming_locks_bytes`).
+
+    :raises InputError: ``sm`` on a GPU whose multiprocessors are unknown."""
+    return FIXED_LOCKS * 4 if locks == "fixed" else humming_locks_bytes(sm_count)

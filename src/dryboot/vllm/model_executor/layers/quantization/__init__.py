@@ -78,6 +78,12 @@ class QuantRules:
         ``unquantized`` (no layer: 0.27.1-0.31.0, each recorded with vLLM's loader run; the
         checkpoint loads), ``quantized`` (every linear layer, then vLLM fails loading the float
         weights: 0.32.0, 0.33.0, each recorded).
+    :param humming_wfp8a16_locks: the locks of ``HummingFP8ScaledMMLinearKernel``, which every
+        release lists ahead of Marlin for weight-only fp8 (compressed-tensors fp8 below SM 8.9,
+        ``_POSSIBLE_WFP8A16_KERNELS``): ``fixed`` (1024 int32 per layer, 0.27.1-0.31.0) or ``sm``
+        (``create_humming_locks``, ``8 x SMs`` int32, 0.32.0+); the layouts:
+        :func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.humming_fp8_linear_bytes`,
+        recorded with the ``humming-kernels`` each release pins (``quant-recorded-humfp8-<version>.json``).
     """
 
     allspark: bool = True
@@ -90,6 +96,7 @@ class QuantRules:
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
     gptq_empty_read: str = "unquantized"
+    humming_wfp8a16_locks: str = "fixed"
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -127,6 +134,7 @@ QUANT_RULES = {
         modelopt_moe=True,
         humming_before_marlin=(90,),
         gptq_empty_read="quantized",
+        humming_wfp8a16_locks="sm",
     ),
     "0.33.0": QuantRules(
         allspark=False,
@@ -138,6 +146,7 @@ QUANT_RULES = {
         modelopt_moe=True,
         humming_before_marlin=(90,),
         gptq_empty_read="quantized",
+        humming_wfp8a16_locks="sm",
     ),
 }
 

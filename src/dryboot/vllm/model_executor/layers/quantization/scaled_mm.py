@@ -35,7 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
+from dryboot.vllm.model_executor.kernels.linear.humming import (
+    HummingLayer,
+    humming_fp8_locks_bytes,
+    humming_locks_bytes,
+    humming_tensors,
+)
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ignore_list
@@ -114,6 +119,10 @@ class ScaledQuant:
     #: (0.33.0); before (:data:`CUTLASS_FP8_PAD_FAILS`) it fails re-registering the padded weight's
     #: ``weight_loader`` (``set_weight_attrs``: "Overwriting existing tensor attribute")
     cutlass_fp8_pad: bool = True
+    #: compressed-tensors fp8 below SM 8.9 (weight-only, ``CompressedTensorsW8A16Fp8``) goes to
+    #: ``HummingFP8ScaledMMLinearKernel``, ahead of Marlin in every release's W8A16 fp8 list; the
+    #: value is the release's locks rule (``QuantRules.humming_wfp8a16_locks``), ``None``: Marlin
+    humming_fp8: str | None = None
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -233,6 +242,23 @@ def scaled_linear_bytes(
     n = sum(parts)
     if s.kind == "nvfp4" and q.capability < 100 and q.humming:
         return humming_nvfp4_linear_bytes(n, k, act_bytes, sm_count=q.sm_count, bias=bias)
+    if s.kind == "fp8" and q.capability < 89 and q.humming_fp8 is not None:
+        if bias and q.vllm_version in HUMMING_FP8_BIAS_UNCHECKED:
+            raise InputError(
+                "quantization_config",
+                "config_groups",
+                f"a compressed-tensors fp8 layer with a bias below SM 8.9 on vLLM {q.vllm_version} (Humming's W8A16 "
+                "fp8 kernel, whose bias handling before 0.31.0 is not recorded) is not modelled",
+            )
+        if s.static_input and q.vllm_version == "0.27.1":
+            raise InputError(
+                "quantization_config",
+                "config_groups",
+                "compressed-tensors fp8 with static per-tensor input scales below SM 8.9 on vLLM 0.27.1 (Humming's "
+                "W8A16 fp8 kernel): vLLM keeps 512 more bytes per layer than modelled (recorded, not identified)",
+            )
+        locks = humming_fp8_locks_bytes(q.humming_fp8, q.sm_count)
+        return humming_fp8_linear_bytes(s, n, k, act_bytes, locks=locks, bias=bias)
     out = _scaled_linear_bytes(q, s, k, parts, act_bytes)
     return [*out, ("bias", n * act_bytes)] if bias else out
 
@@ -253,6 +279,41 @@ def humming_nvfp4_linear_bytes(
         n=n, k=k, bits=4, group_size=16, scale_bytes=1, act_bytes=act_bytes, weight_scale_2="tensor", bias=bias
     )
     return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sm_count))]
+
+
+#: releases whose Humming linear layers keep a bias through ``humming_utils.py`` (no ``zero_bias``
+#: buffer, unlike 0.31.0+'s ``utils/humming/linear.py``): no compressed-tensors fp8 checkpoint with a
+#: bias is recorded there, so such a layer below SM 8.9 is refused by name
+HUMMING_FP8_BIAS_UNCHECKED = ("0.27.1", "0.28.0", "0.29.0", "0.30.0")
+
+
+def humming_fp8_linear_bytes(
+    s: ScaledScheme, n: int, k: int, act_bytes: int, *, locks: int, bias: bool = False
+) -> list[tuple[str, int]]:
+    """A compressed-tensors fp8 linear layer below SM 8.9 (``n`` outputs, ``k`` inputs per rank)
+    that ``HummingFP8ScaledMMLinearKernel`` serves weight-only (``scaled_mm/humming.py``
+    ``process_weights_after_loading``: ``float8e4m3`` weights in Humming's standard schema,
+    :func:`~dryboot.vllm.model_executor.kernels.linear.humming.humming_tensors`): the weight padded
+    to ``(pn, pk)``, one byte per element; the scales per output channel ``[1, pn]`` in the
+    activation dtype (``channel``, and ``tensor``, which ``CompressedTensorsW8A16Fp8`` first turns
+    into channel scales, ``convert_to_channelwise``), or float32 block scales
+    ``[pk / bk, pn / bn]``; the bias and its ``zero_bias`` when there is one; no input scale; the
+    kernel's ``locks`` (``locks`` bytes: ``humming_fp8_locks_bytes``)."""
+    if s.strategy == "block":
+        assert s.block is not None
+        layer = HummingLayer(
+            n=n,
+            k=k,
+            bits=8,
+            group_size=s.block[1],
+            group_size_n=s.block[0],
+            scale_bytes=4,
+            act_bytes=act_bytes,
+            bias=bias,
+        )
+    else:
+        layer = HummingLayer(n=n, k=k, bits=8, group_size=0, scale_bytes=act_bytes, act_bytes=act_bytes, bias=bias)
+    return [*humming_tensors(layer), ("workspace", locks)]
 
 
 def humming_nvfp4_experts_bytes(
