@@ -1,9 +1,8 @@
 """FlashInfer's attention sinks by GPU and release (``FlashInferBackend.supports_sink``): dryboot's
 reasons against the backend matrix vLLM itself answered (``tests/data/gpus/backend-matrix/``, the
 ``cubin`` arm: flashinfer-cubin installed, as on vLLM's images). SM 9.0 takes sinks through
-TRT-LLM's XQA decode from 0.30.0 (``VersionRules.flashinfer_sinks_sm90``); SM 10.x throughout.
-SM 12.x on 0.27.1 (refused there, before 0.28.0 added family 120) is left as it was: see the
-skip below."""
+TRT-LLM's XQA decode from 0.30.0 (``VersionRules.flashinfer_sinks_sm90``); SM 10.x throughout;
+SM 12.x from 0.28.0 (``VersionRules.flashinfer_sinks_sm120``: 0.27.1 refuses it)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from dryboot.vllm.backends import BACKENDS, AttentionSelectorConfig, invalid_rea
 from dryboot.vllm.gpus import parse_gpu
 
 MATRIX = Path(__file__).parent / "data" / "gpus" / "backend-matrix"
-RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 GPUS = ("H100", "H200", "B200", "B300", "RTX 5090")
 SINKS = "attention sinks not supported"
 
@@ -50,6 +49,7 @@ def test_flashinfer_sinks_as_vllm(release: str) -> None:
             has_sinks=True,
             capability=parse_gpu(gpu).capability,
             flashinfer_sinks_sm90=rules.flashinfer_sinks_sm90,
+            flashinfer_sinks_sm120=rules.flashinfer_sinks_sm120,
         )
         ours = SINKS in invalid_reasons(BACKENDS["FLASHINFER"], layer)
         assert ("FLASHINFER" in c["valid"]) is not ours, (release, gpu, c)

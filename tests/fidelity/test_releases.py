@@ -4166,6 +4166,10 @@ NO_FLIP_CASE = {
         "the backend matrix's SM 9.0 sinks rows (test_vllm_flashinfer_sinks.py) and Flint's h100-tp2-flashinfer "
         "record (test_flint.py::test_switch_is_needed) pin it"
     ),
+    "flashinfer_sinks_sm120": (
+        "the backend matrix's RTX 5090 sinks rows of 0.27.1 (test_vllm_flashinfer_sinks.py) and the gpt-oss weights "
+        "records on the RTX 5090 with flashinfer-cubin (no float32 sinks copy on 0.27.1) pin it"
+    ),
     "fp8_moe_block_refine": "flipping it turns the corpus's recorded 0.28.0 refusals (or 0.32.0 plans) into disagreements",
     # pinned by test_sm90_composite.py::test_the_causal_fa3_switch_is_needed (vLLM's selector on the H100 /
     # H200, head size 256 with a multimodal prefix: the composite from 0.31, Triton on 0.30)

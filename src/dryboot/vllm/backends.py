@@ -458,7 +458,8 @@ class AttentionSelectorConfig:
     (:attr:`~dryboot.vllm.versions.VersionRules.sparse_mla_fp8_e4m3_sm90`); ``qk_rope_head_dim``: an MLA
     model's rope width (``None``: not MLA), which with the head size gives its ``kv_lora_rank``.
     ``flashinfer_sinks_sm90``: FlashInfer takes sinks on SM 9.0 too
-    (:attr:`~dryboot.vllm.versions.VersionRules.flashinfer_sinks_sm90`)."""
+    (:attr:`~dryboot.vllm.versions.VersionRules.flashinfer_sinks_sm90`); ``flashinfer_sinks_sm120``: on
+    SM 12.x (:attr:`~dryboot.vllm.versions.VersionRules.flashinfer_sinks_sm120`)."""
 
     head_size: int
     kv_cache_dtype: str
@@ -480,6 +481,7 @@ class AttentionSelectorConfig:
     sparse_sm90: bool = False
     qk_rope_head_dim: int | None = None
     flashinfer_sinks_sm90: bool = False
+    flashinfer_sinks_sm120: bool = True
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -552,7 +554,9 @@ def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[st
         out.append("compute capability not supported")
     if backend == "FLASHINFER" and not (8, 0) <= cap <= (12, 1):
         out.append("compute capability not supported")
-    sink_gpu = major in (10, 12) or (layer.flashinfer_sinks_sm90 and cap == (9, 0))
+    sink_gpu = (
+        major == 10 or (major == 12 and layer.flashinfer_sinks_sm120) or (layer.flashinfer_sinks_sm90 and cap == (9, 0))
+    )
     if backend == "FLASHINFER" and layer.has_sinks and not (layer.cubin and sink_gpu):
         # FlashInferBackend.supports_sink: TRT-LLM attention (flashinfer-cubin) on family 100/120 (and SM 9.0)
         out.append("attention sinks not supported")

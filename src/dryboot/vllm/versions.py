@@ -355,6 +355,11 @@ class VersionRules:
         as SM 12.x (0.30.0+; recorded: the backend matrix's ``cubin`` arm on the H100 / H200,
         ``tests/test_vllm_flashinfer_sinks.py``, and Flint with FLASHINFER named on an H100 on 0.33.0,
         ``tests/fidelity/test_flint.py``); before, family 100 / 120 only.
+    :param flashinfer_sinks_sm120: ``FlashInferBackend.supports_sink`` takes the SM 12.x family
+        (XQA decode, flashinfer-cubin; 0.28.0+). 0.27.1 takes family 100 only: FLASHINFER named for a
+        model with sinks on an RTX 5090 is refused (the backend matrix's ``cubin`` arm,
+        ``tests/test_vllm_flashinfer_sinks.py``), and no float32 sinks copy is kept
+        (:func:`dryboot.vllm.model_executor.model_loader.weights.flashinfer_sinks`).
     """
 
     version: str
@@ -438,6 +443,7 @@ class VersionRules:
     hy_v4_dense_layers: bool = False
     hy_v4_indexed_layer_type: bool = False
     flashinfer_sinks_sm90: bool = False
+    flashinfer_sinks_sm120: bool = True
 
 
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
@@ -490,6 +496,7 @@ def unverified_reason(version: str, architecture: str) -> str:
 
 _V0271 = VersionRules(
     "0.27.1",
+    flashinfer_sinks_sm120=False,
     backend_splits_encoder_qkv=False,
     glm_moe_dsa_drops_index_keys=True,
     deepseek_eagle3_yarn_only=True,

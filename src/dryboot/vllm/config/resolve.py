@@ -239,6 +239,7 @@ def backend_for(
         rules.sparse_mla_fp8_e4m3_sm90,
         model.attn.mla_dims[1] if model.attn.mla_dims else None,
         rules.flashinfer_sinks_sm90,
+        rules.flashinfer_sinks_sm120,
     )
     backend = _resolve_backend(
         name,

@@ -2026,24 +2026,19 @@ def _flashinfer_chosen(
     return chosen in FLASHINFER_IMPL_BACKENDS
 
 
-#: releases whose ``FlashInferBackend.supports_sink`` takes the SM 10.x family only (TRT-LLM
-#: attention); from 0.28.0 SM 12.x's XQA decode too (0.32.0 adds SM 9.0, where FlashAttention 3,
-#: first in the priorities, keeps the sinks)
-FLASHINFER_SINKS_SM100_ONLY_RELEASES = ("0.27.1",)
-
-
 def flashinfer_sinks(par: Parallel, head_size: int) -> bool:
     """Whether vLLM serves a model's attention layers with sinks of ``head_size`` through
     FlashInfer (:func:`_flashinfer_chosen` with sinks: on SM 10.x / 12.x with ``flashinfer-cubin``,
     ``par.flashinfer_cubin``, assumed installed as on vLLM's images; SM 12.x from 0.28.0,
-    :data:`FLASHINFER_SINKS_SM100_ONLY_RELEASES`), whose ``FlashInferImpl.process_weights_after_loading``
-    (every release 0.27.1-0.33.0) keeps a float32 copy of each layer's sinks (``[heads per rank]``)
-    beside the model's own (recorded: gpt-oss on B200 and RTX 5090 with ``VLLM_HAS_FLASHINFER_CUBIN``,
-    ``quant-recorded-<release>-mxfp4.json``, 0.27.1-0.33.0)."""
+    :attr:`~dryboot.vllm.versions.VersionRules.flashinfer_sinks_sm120`), whose
+    ``FlashInferImpl.process_weights_after_loading`` (every release 0.27.1-0.33.0) keeps a float32
+    copy of each layer's sinks (``[heads per rank]``) beside the model's own (recorded: gpt-oss on
+    B200 and RTX 5090 with ``VLLM_HAS_FLASHINFER_CUBIN``, ``quant-recorded-<release>-mxfp4.json``,
+    0.27.1-0.33.0)."""
     if (
         par.capability is not None
         and par.capability[0] == 12
-        and par.vllm_version in FLASHINFER_SINKS_SM100_ONLY_RELEASES
+        and not rules_for(par.vllm_version).flashinfer_sinks_sm120
     ):
         return False
     return _flashinfer_chosen(par, head_size, has_sinks=True)
