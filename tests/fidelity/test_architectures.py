@@ -29,6 +29,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
+import remote_code_cases
 
 pytestmark = pytest.mark.fidelity
 
@@ -56,6 +57,11 @@ def defaults_configs() -> dict[str, Path]:
 
 
 FILES = DATA / "files"
+#: the checkpoints' own config Python files (verbatim, each directory's ``SOURCE`` says where from)
+REMOTE_CODE = DATA.parent / "remote-code"
+#: architecture -> its :data:`REMOTE_CODE` directory (``remote_code_cases.REMOTE_CODE_DIRS``): every
+#: flag set of its cases carries ``--trust-remote-code``
+REMOTE_CODE_DIRS = remote_code_cases.REMOTE_CODE_DIRS
 
 
 def materialize(architecture: str, path: Path) -> str:
@@ -65,6 +71,13 @@ def materialize(architecture: str, path: Path) -> str:
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
     model = H.materialize_file(work, path)
+    for code in (
+        sorted((REMOTE_CODE / REMOTE_CODE_DIRS[architecture]).glob("*.py")) if architecture in REMOTE_CODE_DIRS else ()
+    ):
+        # the checkpoint's own config class (auto_map), read under --trust-remote-code
+        target = Path(model) / code.name
+        if not target.exists() or target.read_bytes() != code.read_bytes():
+            target.write_bytes(code.read_bytes())
     extra = FILES / architecture
     if extra.is_dir():
         for f in sorted(extra.iterdir()):
@@ -154,6 +167,8 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
                 del argv[at : at + 2]
             spec = {"method": DRAFTERS[architecture][1], "model": DRAFTER, "num_speculative_tokens": rng.randint(1, 8)}
             argv += ["--speculative-config", json.dumps(spec)]
+        if architecture in REMOTE_CODE_DIRS:
+            argv.append("--trust-remote-code")
         if argv not in out:
             out.append(argv)
     return out
