@@ -162,8 +162,8 @@ def test_isaac_heads_tp_does_not_divide(tmp_path: Path) -> None:
 
 def test_a_supporting_class_not_sized_is_refused_by_name() -> None:
     """``loader.encoder_tp_data`` for a supporting class whose data-mode tower is not sized
-    (InternVLChatModel: every supporting class dryboot walks is sized, so a report under its name
-    stands in): under TP its weights are refused by name; at TP 1 they stand."""
+    (H2OVLChatModel: every supporting class dryboot walks is sized, so a report under the name of one
+    it refuses stands in): under TP its weights are refused by name; at TP 1 they stand."""
     from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights
 
     path = ARCHS / f"{QWEN25}.json"
@@ -173,13 +173,13 @@ def test_a_supporting_class_not_sized_is_refused_by_name() -> None:
         return encoder_tp_data(
             model_weights(path, **kw),
             lambda: model_weights(path, language_model_only=True, **kw),
-            "InternVLChatModel",
+            "H2OVLChatModel",
             tp,
             "0.28.0",
         )
 
     refused = report(2).refused
-    assert refused is not None and "InternVLChatModel" in refused and "not modelled" in refused
+    assert refused is not None and "H2OVLChatModel" in refused and "not modelled" in refused
     assert report(1).refused is None
 
 

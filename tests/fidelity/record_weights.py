@@ -64,6 +64,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import oracle_stand_ins
+import remote_code_cases
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
@@ -109,7 +110,11 @@ NESTED_TOWER_TYPES = ("moondream3",)
 LANGUAGE_MODEL_EVERYWHERE = ("kimi_k3",)
 #: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
-ARCH_FLAGS = {"Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"]}
+ARCH_FLAGS = {
+    "Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"],
+    # a config class only the checkpoint ships (remote_code_cases.REMOTE_CODE_DIRS: its files copied beside)
+    **{arch: ["--trust-remote-code"] for arch in remote_code_cases.REMOTE_CODE_DIRS},
+}
 
 
 def flag_sets(config: dict[str, Any]) -> list[list[str]]:
@@ -194,6 +199,9 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
             (d / "config.json").write_text(json.dumps({**json.loads(cfg.read_text()), **extra}))
         if (ARCHS / "files" / cfg.stem).is_dir():
             shutil.copytree(ARCHS / "files" / cfg.stem, d, dirs_exist_ok=True)
+        if cfg.stem in remote_code_cases.REMOTE_CODE_DIRS:
+            for code in (remote_code_cases.DATA / remote_code_cases.REMOTE_CODE_DIRS[cfg.stem]).glob("*.py"):
+                shutil.copy(code, d / code.name)
         dirs.append(d)
     return dirs
 

@@ -29,6 +29,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
+import remote_code_cases
 
 pytestmark = pytest.mark.fidelity
 
@@ -64,6 +65,8 @@ REMOTE_CODE: dict[str, Path] = {
     "MiniCPMForCausalLM": H.REMOTE_CODE / "minicpm",
     "MiMoForCausalLM": H.REMOTE_CODE / "mimo",
     "BailingMoeForCausalLM": H.REMOTE_CODE / "bailing_moe",
+    # remote_code_cases.REMOTE_CODE_DIRS: the InternVL chat class (its own recorded cases there)
+    **{arch: H.REMOTE_CODE / d for arch, d in remote_code_cases.REMOTE_CODE_DIRS.items()},
 }
 #: of :data:`REMOTE_CODE`, the architectures whose first flag set records vLLM's refusal without
 #: --trust-remote-code (every later set and the config-defaults cases give it); the others give it in
@@ -175,7 +178,9 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
         rng = random.Random(f"dryboot-arch:{architecture}:{i}")
         argv = H._flags(rng, f"arch:{architecture}", cfg, work, shipped=False)
         i += 1
-        if architecture not in UNTRUSTED_FIRST and remote_code(architecture, cfg):
+        if architecture not in UNTRUSTED_FIRST and (
+            architecture in remote_code_cases.REMOTE_CODE_DIRS or remote_code(architecture, cfg)
+        ):
             argv.append(TRUST)
         if architecture in DRAFTERS:
             if "--speculative-config" in argv:

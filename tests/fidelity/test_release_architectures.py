@@ -330,6 +330,13 @@ for _release in ("0.29.0", "0.30.0", "0.31.0"):
     )
 
 
+# InternVL's own chat class (internvl.py InternVLChatModel, in every release's registry): the language model
+# of llm_config, read with the checkpoint's own config class (data/remote-code/internvl_chat/, --trust-remote-code)
+for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+    ARCHITECTURES[_release]["InternVLChatModel"] = (
+        "InternVL's chat class over llm_config (its remote-code config class)"
+    )
+
 # multimodal models served by the Transformers backend (TransformersMultiModalForCausalLM) on every
 # release: base.py's attention instances over text_config (0.32+ name the layers by their module), Emu3's
 # stand-in processor files; 0.27.1 builds Emu3's VQ-VAE attention whole (backend_splits_encoder_qkv)

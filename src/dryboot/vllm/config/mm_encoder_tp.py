@@ -125,6 +125,8 @@ SIZED_DATA_TOWERS = frozenset(
         "MiniCPMV4_6ForConditionalGeneration",
         "MiniCPMV4_7ForConditionalGeneration",
         "QianfanOCRForConditionalGeneration",
+        # InternVL's own chat class (Qianfan-OCR's class: InternViT whole in data mode likewise)
+        "InternVLChatModel",
         # Qwen4-Exp's wrapper: Qwen3-VL's tower (0.33.0, recorded: data/weights/qwen4-exp-vl/)
         "Qwen4ExpForConditionalGeneration",
     }

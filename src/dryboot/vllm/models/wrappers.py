@@ -127,6 +127,22 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         "qianfan_ocr.py",
         {"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM"},
     ),
+    # InternVLChatConfig (the checkpoint's own config class, auto_map: InternVL 2.5 / 3 / 3.5's
+    # configuration_internvl_chat.py, read only under --trust-remote-code) builds llm_config by its
+    # architectures[0]; vLLM reads it as text_config (transformers_utils/config.py maps llm_config to
+    # text_config) and internvl.py's InternVLChatModel builds that architecture
+    # (init_vllm_registered_model), its InternViT tower beside it. InternLM2ForCausalLM (InternVL
+    # 2 / 2.5's InternLM2 checkpoints) is not planned: refused as another language model
+    "InternVLChatModel": (
+        "internvl.py",
+        {
+            "llama": "LlamaForCausalLM",
+            "qwen2": "Qwen2ForCausalLM",
+            "qwen3": "Qwen3ForCausalLM",
+            "qwen3_moe": "Qwen3MoeForCausalLM",
+            "gpt_oss": "GptOssForCausalLM",
+        },
+    ),
     # UltravoxConfig builds wrapped_model_config from text_config's model_type (a text_model_id
     # naming another checkpoint is not read)
     "UltravoxModel": (
@@ -931,6 +947,7 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     # HunYuanVLConfig without text_config: the top level is the text config
     "HunYuanVLForConditionalGeneration": (),
     "Ovis": ("llm_config",),
+    "InternVLChatModel": ("llm_config",),
     "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekVLV2ForCausalLM": ("language_config",),
     "FunASRForConditionalGeneration": (),

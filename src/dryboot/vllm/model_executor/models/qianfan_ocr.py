@@ -23,7 +23,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, Tower, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
 #: ``QianfanOCRVisionConfig``'s defaults (vLLM's ``transformers_utils/configs/qianfan_ocr.py``)
@@ -40,8 +40,18 @@ VISION_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    v = {**VISION_DEFAULTS, **(config.get("vision_config") or {})}
+def intern_vit_tower(defaults: Mapping[str, Any]) -> Tower:
+    """The tower of InternVL's chat model class (``internvl.py`` ``InternVLChatModel``: InternViT and
+    ``mlp1``, module docstring) over ``vision_config``, its fields left out taking ``defaults`` (the
+    vision config class's)."""
+
+    def tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+        return _tower({**defaults, **(config.get("vision_config") or {})}, config, text, tp, ab)
+
+    return tower
+
+
+def _tower(v: Mapping[str, Any], config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     if v["norm_type"] not in ("layer_norm", "rms_norm"):
         raise InputError("config.json", "vision_config.norm_type", f"{v['norm_type']!r} is not modelled")
     if v.get("qk_normalization"):
@@ -70,6 +80,10 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "QianfanOCRForConditionalGeneration": vision_language(
-        "Qwen3ForCausalLM", _tower, ("image", "video"), tower_of=lambda c: c, text_of=text_config
+        "Qwen3ForCausalLM",
+        intern_vit_tower(VISION_DEFAULTS),
+        ("image", "video"),
+        tower_of=lambda c: c,
+        text_of=text_config,
     ),
 }

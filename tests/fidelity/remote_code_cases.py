@@ -1,0 +1,83 @@
+"""Multimodal wrappers whose config class only the checkpoint ships (``auto_map``), served by vLLM
+under ``--trust-remote-code`` (issue 37): the checkpoints' own config Python files
+(``data/remote-code/<name>/``, verbatim, each directory's ``SOURCE`` says where from) beside a
+published config (``published/``) or a tiny one in the published layout (``tiny/``).
+
+``record_remote_code_mm.py`` records what each release's engine start does with every case
+(``data/remote-code/vllm-<release>.json``); ``test_remote_code_mm.py`` checks dryboot against that
+record. The per-architecture cases of the same wrappers (``test_architectures.REMOTE_CODE_DIRS``)
+are recorded with the other architectures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "remote-code"
+#: the releases recorded (every boot environment)
+VERSIONS = ("0.28.0", "0.33.0")
+
+#: planned architecture -> its config code directory under ``data/remote-code/`` (a config class only
+#: the checkpoint ships, ``auto_map``): its per-architecture and weights cases are started with
+#: ``--trust-remote-code`` and these files beside the tiny config
+REMOTE_CODE_DIRS = {"InternVLChatModel": "internvl_chat"}
+
+TRUST = ["--trust-remote-code"]
+BASE = ["--kv-cache-memory-bytes", "4G"]
+SHORT = [*BASE, "--max-model-len", "8192"]
+
+#: case id -> (config path under ``data/remote-code/``, its config code directory there, flags)
+CASES: dict[str, tuple[str, str, list[str]]] = {
+    # OpenGVLab/InternVL3-1B (Qwen2.5-0.5B, dynamic RoPE factor 2: the derived length doubles)
+    "internvl3-1b": ("internvl_chat/published/OpenGVLab--InternVL3-1B.json", "internvl_chat", [*BASE, *TRUST]),
+    "internvl3-1b-tp2": (
+        "internvl_chat/published/OpenGVLab--InternVL3-1B.json",
+        "internvl_chat",
+        [*SHORT, "--tensor-parallel-size", "2", *TRUST],
+    ),
+    "internvl3-1b-lmo": (
+        "internvl_chat/published/OpenGVLab--InternVL3-1B.json",
+        "internvl_chat",
+        [*SHORT, "--language-model-only", *TRUST],
+    ),
+    # without the flag: vLLM asks for trust_remote_code, dryboot refuses the model_type
+    "internvl3-1b-untrusted": ("internvl_chat/published/OpenGVLab--InternVL3-1B.json", "internvl_chat", BASE),
+    # tiny configs of the other language models InternVLChatConfig builds
+    "internvl-llama": ("internvl_chat/tiny/internvl-llama.json", "internvl_chat", [*SHORT, *TRUST]),
+    "internvl-qwen3-moe": ("internvl_chat/tiny/internvl-qwen3-moe.json", "internvl_chat", [*SHORT, *TRUST]),
+    "internvl-gpt-oss": ("internvl_chat/tiny/internvl-gpt-oss.json", "internvl_chat", [*SHORT, *TRUST]),
+    # InternVL 2 / 2.5's InternLM2 language model: InternVL3.5's config class raises on it (ValueError);
+    # dryboot does not plan InternLM2ForCausalLM
+    "internvl-internlm2": ("internvl_chat/tiny/internvl-internlm2.json", "internvl_chat", [*SHORT, *TRUST]),
+}
+
+
+def record_path(version: str) -> Path:
+    """Where release ``version``'s answers are recorded."""
+    return DATA / f"vllm-{version}.json"
+
+
+def config(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((DATA / path).read_text())
+    return data
+
+
+def model_dir(work: Path, cid: str) -> str:
+    """A model directory for case ``cid`` under ``work``: its config as ``config.json`` beside the
+    checkpoint's config Python files."""
+    path, code, _ = CASES[cid]
+    d = work / cid
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text((DATA / path).read_text())
+    for f in sorted((DATA / code).glob("*.py")):
+        (d / f.name).write_bytes(f.read_bytes())
+    return str(d)
+
+
+def recorded(version: str) -> dict[str, dict[str, Any]]:
+    doc: dict[str, Any] = json.loads(record_path(version).read_text())
+    cases: dict[str, dict[str, Any]] = doc["cases"]
+    return cases
