@@ -31,8 +31,12 @@ SINGLE_ARGV = ARGV[:4]
 
 
 def argv_for(architecture: str, single: bool = False) -> list[str]:
-    """The case's flags; a drafter's add its ``--speculative-config`` (one token)."""
+    """The case's flags; a remote-code config's add ``--trust-remote-code``, a drafter's its
+    ``--speculative-config`` (one token)."""
     base = SINGLE_ARGV if single else ARGV
+    if architecture in T.REMOTE_CODE:
+        # the checkpoint's own config class (its Python file beside the config): read only under the flag
+        base = [*base, T.TRUST]
     if architecture not in T.DRAFTERS:
         return list(base)
     spec = {"method": T.DRAFTERS[architecture][1], "model": T.DRAFTER, "num_speculative_tokens": 1}
