@@ -57,6 +57,7 @@ OTHER_SETS = (
     "quant-recorded-gptqempty-",
     "quant-recorded-bw33-",
     "quant-recorded-ossbf16-",
+    "quant-recorded-sinksfam-",
 )
 
 

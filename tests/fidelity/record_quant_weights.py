@@ -24,7 +24,7 @@ layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first mod
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
 ``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``mlapf``, ``fp8rest``, ``sparsemla``,
-``fp8ignore``, ``mm3hum``, ``nvfp4smla``, ``gptqempty``, ``bw33``, ``ossbf16``, ``humfp8``:
+``fp8ignore``, ``mm3hum``, ``nvfp4smla``, ``gptqempty``, ``bw33``, ``ossbf16``, ``humfp8``, ``sinksfam``:
 ``quant_cases_<set>.py``; a set's ``checkpoint_dir`` writes its own checkpoints, its
 ``LOAD_WEIGHTS`` runs vLLM's loader over their tensors before the post-load step),
 ``RECORD_WORKSPACE`` sets up the worker's workspace manager before each case (as a set's
@@ -105,6 +105,7 @@ if os.environ.get("RECORD_SET") in (
     "bw33",
     "ossbf16",
     "humfp8",
+    "sinksfam",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
@@ -474,6 +475,7 @@ def main() -> int:
         "sparsemla",
         "nvfp4smla",
         "ossbf16",
+        "sinksfam",
     ) or any(mxfp4_config(p) for p in _named(QUANT_CONFIGS)):
         # DeepSeek-V3's YaRN rope (dsv4, fp8, moe, nvfp4moe sets; Laguna's, fp8rest), gpt-oss's (the first
         # set's MXFP4 configs; the ossbf16 set's bf16 ones)

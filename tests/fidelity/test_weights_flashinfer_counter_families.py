@@ -63,10 +63,10 @@ COUNTERS = {"DbrxForCausalLM": 262_144, "MiMoV2Flash-growth": 262_144 + 524_288}
 CLASS_DEFAULT_HEADS = "Gemma3nForConditionalGeneration-noheads"
 
 
-def _planned_backends(config: Path) -> set[str] | None:
-    """The backends dryboot's KV-cache plan gives the model's layers on B200, 0.33.0 (``None``:
+def _planned_backends(config: Path, gpu: str = "B200") -> set[str] | None:
+    """The backends dryboot's KV-cache plan gives the model's layers on ``gpu``, 0.33.0 (``None``:
     the plan refuses it)."""
-    args = EngineArgs(vllm_version="0.33.0", gpu=gpu_table()["B200"], max_num_batched_tokens=8192)
+    args = EngineArgs(vllm_version="0.33.0", gpu=gpu_table()[gpu], max_num_batched_tokens=8192)
     try:
         return {lp.backend for lp in plan(load_model(str(config)), args).layers}
     except InputError:
@@ -86,6 +86,22 @@ def test_every_walk_counts_the_counter_or_is_refused_on_b200(config: Path) -> No
         assert rank.counter_checked, f"{config.stem}: answered on B200 / 0.33.0 by a walk that never asked"
     elif backends & FLASHINFER_IMPL_BACKENDS:
         assert rank.by_kind.get("attention counter", 0) > 0, f"{config.stem}: FlashInfer planned, no counter"
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_every_walk_counts_the_counter_or_is_refused_on_rtx5090(config: Path) -> None:
+    """SM 12.0 with ``flashinfer-cubin``: FlashAttention 2 by default, FlashInfer for layers with
+    attention sinks (which FlashAttention 2 does not take there); where dryboot's plan puts a layer on
+    FlashInfer the weights figure holds the counter or is refused (Granite-SWA and Laguna were answered
+    a counter short: ``test_weights_sinks_families.py``)."""
+    report = model_weights(
+        config, compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0", max_num_batched_tokens=8192
+    )
+    if report.refused:
+        return
+    backends = _planned_backends(config, "RTX 5090")
+    if backends and backends & FLASHINFER_IMPL_BACKENDS:
+        assert report.stages[0].by_kind.get("attention counter", 0) > 0, f"{config.stem}: FlashInfer planned"
 
 
 def test_recorded_set() -> None:

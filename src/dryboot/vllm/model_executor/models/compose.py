@@ -413,7 +413,12 @@ class Layout:
     ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
     MLP of ``shared(config)`` width); ``head_vector``: ``(config, layer index) -> bool`` for the layers
     whose attention holds a per-head vector (``[heads / TP]`` in the model dtype: Granite-SWA's sinks,
-    Beam's gate bias); ``rope_bytes``: the rotary table's element size where it is not the model
+    Beam's gate bias); ``sinks``: ``(config, layer index) -> bool`` for the layers whose attention
+    takes per-head sinks (vLLM's ``Attention(sinks=...)``): where given, the walk asks about vLLM
+    0.33.0's FlashInfer KV counter with every layer's query heads, head size and sinks
+    (``weights.flashinfer_counter_layers``: FlashInfer serves sinks on SM 10.x / 12.x with
+    ``flashinfer-cubin``; recorded: Granite-SWA / Granite-MoE-SWA, ``quant_cases_sinksfam.py``);
+    ``rope_bytes``: the rotary table's element size where it is not the model
     dtype's (Beam's float32 table); ``score_bias_buffer``: the float32 ``e_score_correction_bias``
     ``[E]`` (``score_bias``) is a buffer, not a parameter (transformers' routers, e.g. Kolibri-1's);
     ``attention_replicated``: every projection of the attention whole on each TP rank
@@ -460,6 +465,7 @@ class Layout:
     output_gate: bool = False
     hf_rope_by_layer_type: bool = False
     head_vector: Callable[[Mapping[str, Any], int], bool] | None = None
+    sinks: Callable[[Mapping[str, Any], int], bool] | None = None
     rope_bytes: int | None = None
     score_bias_buffer: bool = False
     attention_replicated: bool = False
@@ -560,7 +566,10 @@ def decoder(
         for key in refused:
             if config.get(key):
                 raise InputError("config.json", key, f"{arch} with {key} is not modelled")
-        return _decoder_rank(lay, config, par, W.model_dtype_bytes(config, args.dtype))
+        rank = _decoder_rank(lay, config, par, W.model_dtype_bytes(config, args.dtype))
+        if lay.sinks is not None:
+            _sink_counter(rank, lay.sinks, config, par, args.max_num_batched_tokens)
+        return rank
 
     return Family(walk)
 
@@ -662,6 +671,25 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     for _ in range(lay.scalars if has_embed or (tied and has_head) else 0):
         w.own("normalizer", ab, buffer=True)
     return w.result()
+
+
+def _sink_counter(
+    rank: W.RankWeights,
+    sinks: Callable[[Mapping[str, Any], int], bool],
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    max_num_batched_tokens: int | None,
+) -> None:
+    """FlashInfer's KV counter of a stage whose layers may take attention sinks (``sinks``: which):
+    every layer's (query heads per rank, head size, sinks) to ``weights.flashinfer_counter_layers``,
+    the head size as :func:`_decoder_rank` reads it.
+
+    :raises InputError: a FlashInfer layer and ``max_num_batched_tokens`` not given."""
+    nq = W._int(config, "num_attention_heads")
+    hd = config.get("head_dim") or W._int(config, "hidden_size") // nq
+    nq_r = W._divide(nq, par.tp, "num_attention_heads")
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    W.flashinfer_counter_layers(rank, par, max_num_batched_tokens, [(nq_r, hd, sinks(config, li)) for li in layers])
 
 
 def _dense_mlp(w: W._Walk, kind: str, bias: bool, h: int, inter: int, tp: int, ab: int) -> None:

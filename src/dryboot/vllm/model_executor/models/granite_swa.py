@@ -8,7 +8,10 @@ Granite's layouts plus what ``granite_layer_attn_params`` gives each layer:
   ``layer_types``, which turns the sinks on);
 * a rotary table per distinct non-zero ``layer_rope_theta`` among the stage's layers (``get_rope``
   caches one ``cos_sin_cache`` per base; a 0 is a NoPE layer, no table); the config class writes
-  ``rope_theta`` for every layer when absent.
+  ``rope_theta`` for every layer when absent;
+* where vLLM 0.33.0 builds FlashInfer attention for the layers (SM 10.x; with sinks SM 12.x too,
+  with ``flashinfer-cubin``): its shared multi-CTA KV counter (``compose.Layout.sinks``; recorded:
+  ``quant_cases_sinksfam.py``, RTX 5090 and B200).
 
 Granite-SWA: Llama's decoder layer (``attention_bias`` or ``bias`` on QKV and ``o_proj``,
 ``mlp_bias`` on the MLP), the head tied by default (``GraniteSWAConfig``), the embedding / norm /
@@ -105,8 +108,13 @@ def _shared(config: Mapping[str, Any]) -> int:
 
 
 #: what ``granite_layer_attn_params`` adds to either layout: the rotary tables, the NoPE layers and
-#: the per-head sinks
-_LAYER_ATTN_PARAMS: dict[str, Any] = {"rope_tables": _rope_tables, "uses_rope": _uses_rope, "head_vector": _sinks}
+#: the per-head sinks (their parameter, and FlashInfer's KV counter where it serves them)
+_LAYER_ATTN_PARAMS: dict[str, Any] = {
+    "rope_tables": _rope_tables,
+    "uses_rope": _uses_rope,
+    "head_vector": _sinks,
+    "sinks": _sinks,
+}
 
 FAMILIES: dict[str, Family] = {
     "GraniteSWAForCausalLM": decoder(

@@ -13,7 +13,10 @@ partial_rotary_factor]``. The embedding on the first stage, the final norm and t
 the last. vLLM refuses TP above the experts. Rope tables per layer type (nested
 ``rope_parameters``, ``swa_rope_parameters``) and scaled ropes are refused by name, except the
 ones transformers' ``LagunaConfig`` fills in for an absent ``rope_parameters`` on a release that
-reads it (switch ``laguna_ropes_by_layer_type``: :data:`LAYER_TYPE_ROPES`).
+reads it (switch ``laguna_ropes_by_layer_type``: :data:`LAYER_TYPE_ROPES`). Where vLLM 0.33.0
+builds FlashInfer attention (every layer on SM 10.x; the sink layers on SM 12.x with
+``flashinfer-cubin``) its shared multi-CTA KV counter, grown per layer
+(``weights.flashinfer_counter_layers``; recorded: ``quant_cases_sinksfam.py``).
 
 Quantized (poolside's published FP8 checkpoints: compressed-tensors W8A8 fp8 ``[128, 128]`` blocks,
 an fp8 ``kv_cache_scheme``; on a named GPU the layout after ``process_weights_after_loading``,
@@ -115,6 +118,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     w = W._Walk(None, par.vllm_version)
     w.ends(par, vocab_r, h, ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    #: each layer's (query heads per rank, head size, sinks), for FlashInfer's KV counter
+    selected: list[tuple[int, int, bool]] = []
     for li in layers:
         nq = W._int({"n": per_layer[li]}, "n") if isinstance(per_layer, list) else W._int(config, "num_attention_heads")
         nq_r = W._divide(nq, tp, "num_attention_heads")
@@ -128,8 +133,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if gating:
             sizes.append(nq_r * h if gating is True or gating == "per-head" else nq_r * hd * h)
         sliding = li < len(types) and types[li] == "sliding_attention"
-        if sliding and config.get("swa_attention_sink_enabled"):
+        sinks = sliding and bool(config.get("swa_attention_sink_enabled"))
+        if sinks:
             sizes.append(nq_r)
+        selected.append((nq_r, hd, sinks))
         w.attention_layer(sizes, ab)
         if li not in dense and e > 0 and (li + 1) % W._int(config, "decoder_sparse_step") == 0:
             W.refuse_tp_above_experts(tp, e)
@@ -151,7 +158,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     for factor in factors:
         rope = {"max_position_embeddings": config["max_position_embeddings"], "partial_rotary_factor": factor}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
-    return w.result()
+    rank = w.result()
+    # FlashInfer's shared KV counter (vLLM 0.33.0), grown per layer: on SM 10.x every layer's, on
+    # SM 12.x with flashinfer-cubin the sink (sliding) layers' (recorded: quant_cases_sinksfam.py)
+    W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, selected)
+    return rank
 
 
 def _nested_ropes(config: Mapping[str, Any]) -> bool:

@@ -250,15 +250,11 @@ def scaled_linear_bytes(
                 f"a compressed-tensors fp8 layer with a bias below SM 8.9 on vLLM {q.vllm_version} (Humming's W8A16 "
                 "fp8 kernel, whose bias handling before 0.31.0 is not recorded) is not modelled",
             )
-        if s.static_input and q.vllm_version == "0.27.1":
-            raise InputError(
-                "quantization_config",
-                "config_groups",
-                "compressed-tensors fp8 with static per-tensor input scales below SM 8.9 on vLLM 0.27.1 (Humming's "
-                "W8A16 fp8 kernel): vLLM keeps 512 more bytes per layer than modelled (recorded, not identified)",
-            )
         locks = humming_fp8_locks_bytes(q.humming_fp8, q.sm_count)
-        return humming_fp8_linear_bytes(s, n, k, act_bytes, locks=locks, bias=bias)
+        kept = s.static_input and q.vllm_version in HUMMING_FP8_INPUT_SCALE_KEPT
+        return humming_fp8_linear_bytes(
+            s, n, k, act_bytes, locks=locks, bias=bias, input_scales=len(parts) if kept else 0
+        )
     out = _scaled_linear_bytes(q, s, k, parts, act_bytes)
     return [*out, ("bias", n * act_bytes)] if bias else out
 
@@ -287,8 +283,16 @@ def humming_nvfp4_linear_bytes(
 HUMMING_FP8_BIAS_UNCHECKED = ("0.27.1", "0.28.0", "0.29.0", "0.30.0")
 
 
+#: releases whose Humming W8A16 fp8 layers keep a static per-tensor ``input_scale`` (``[parts]`` float32, as
+#: loaded) after ``process_weights_after_loading``: 0.27.1's ``humming_utils.prepare_humming_layer``
+#: re-registers every tensor humming-kernels 0.1.10's compressed-tensors weight schema hands back, the
+#: input scale among them (recorded: ``RECORD_DUMP`` of Qwen3-8B's static fp8 checkpoint on RTX 3090,
+#: ``qkv_proj.input_scale`` ``(3,)``, ``o_proj.input_scale`` ``(1,)``; 0.28.0+ drop it)
+HUMMING_FP8_INPUT_SCALE_KEPT = ("0.27.1",)
+
+
 def humming_fp8_linear_bytes(
-    s: ScaledScheme, n: int, k: int, act_bytes: int, *, locks: int, bias: bool = False
+    s: ScaledScheme, n: int, k: int, act_bytes: int, *, locks: int, bias: bool = False, input_scales: int = 0
 ) -> list[tuple[str, int]]:
     """A compressed-tensors fp8 linear layer below SM 8.9 (``n`` outputs, ``k`` inputs per rank)
     that ``HummingFP8ScaledMMLinearKernel`` serves weight-only (``scaled_mm/humming.py``
@@ -297,8 +301,10 @@ def humming_fp8_linear_bytes(
     to ``(pn, pk)``, one byte per element; the scales per output channel ``[1, pn]`` in the
     activation dtype (``channel``, and ``tensor``, which ``CompressedTensorsW8A16Fp8`` first turns
     into channel scales, ``convert_to_channelwise``), or float32 block scales
-    ``[pk / bk, pn / bn]``; the bias and its ``zero_bias`` when there is one; no input scale; the
-    kernel's ``locks`` (``locks`` bytes: ``humming_fp8_locks_bytes``)."""
+    ``[pk / bk, pn / bn]``; the bias and its ``zero_bias`` when there is one; the kernel's ``locks``
+    (``locks`` bytes: ``humming_fp8_locks_bytes``); ``input_scales`` float32 static input scales
+    kept as loaded (one per output part where :data:`HUMMING_FP8_INPUT_SCALE_KEPT` lists the
+    release; else 0: none kept)."""
     if s.strategy == "block":
         assert s.block is not None
         layer = HummingLayer(
@@ -313,7 +319,8 @@ def humming_fp8_linear_bytes(
         )
     else:
         layer = HummingLayer(n=n, k=k, bits=8, group_size=0, scale_bytes=act_bytes, act_bytes=act_bytes, bias=bias)
-    return [*humming_tensors(layer), ("workspace", locks)]
+    kept = [("scale", 4 * input_scales)] if input_scales else []
+    return [*humming_tensors(layer), *kept, ("workspace", locks)]
 
 
 def humming_nvfp4_experts_bytes(
