@@ -76,10 +76,17 @@ def test_weights_match_the_release(version: str, cid: str) -> None:
 #: vLLM's weights of InternLM2: the InternVL 2 / 2.5 cases (``internvl2-2b``, ``internvl-internlm2``: a
 #: row's ``config`` is its case id) and InternLM2ForCausalLM's tiny config (``arch--InternLM2ForCausalLM``),
 #: each beside the checkpoint's config files (``RECORD_WEIGHTS_CONFIGS=DIR record_weights.py`` over
-#: such directories, ``RECORD_WEIGHTS_OUT=data/weights/recorded-<release>-remote-internlm2.json``)
+#: such directories, ``RECORD_WEIGHTS_OUT=data/weights/recorded-<release>-remote-internlm2.json``); the tiny
+#: config on every release 0.27.1-0.33.0 (``test_weights_sweep.OWN_RECORDS``), the InternVL cases on 0.28.0 and 0.33.0
+INTERNLM2_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 INTERNLM2_WEIGHTS = {
-    v: json.loads((T.DATA / f"recorded-{v}-remote-internlm2.json").read_text())["cases"] for v in Q.VERSIONS
+    v: json.loads((T.DATA / f"recorded-{v}-remote-internlm2.json").read_text())["cases"] for v in INTERNLM2_RELEASES
 }
+
+
+def test_internlm2_weights_cover_every_release() -> None:
+    for v, rows in INTERNLM2_WEIGHTS.items():
+        assert {r["config"] for r in rows.values()} >= {"arch--InternLM2ForCausalLM"}, v
 
 
 @pytest.mark.parametrize(("version", "cid"), [(v, c) for v, rows in INTERNLM2_WEIGHTS.items() for c in rows])
