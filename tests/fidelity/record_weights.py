@@ -114,6 +114,8 @@ ARCH_FLAGS = {
     "Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"],
     # a config class only the checkpoint ships (remote_code_cases.REMOTE_CODE_DIRS: its files copied beside)
     **{arch: ["--trust-remote-code"] for arch in remote_code_cases.REMOTE_CODE_DIRS},
+    # InternLM2Config is the checkpoint's own (data/remote-code/internlm2/, put beside the config)
+    "InternLM2ForCausalLM": ["--trust-remote-code"],
 }
 
 

@@ -49,9 +49,25 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
     "internvl-llama": ("internvl_chat/tiny/internvl-llama.json", "internvl_chat", [*SHORT, *TRUST]),
     "internvl-qwen3-moe": ("internvl_chat/tiny/internvl-qwen3-moe.json", "internvl_chat", [*SHORT, *TRUST]),
     "internvl-gpt-oss": ("internvl_chat/tiny/internvl-gpt-oss.json", "internvl_chat", [*SHORT, *TRUST]),
-    # InternVL 2 / 2.5's InternLM2 language model: InternVL3.5's config class raises on it (ValueError);
-    # dryboot does not plan InternLM2ForCausalLM
-    "internvl-internlm2": ("internvl_chat/tiny/internvl-internlm2.json", "internvl_chat", [*SHORT, *TRUST]),
+    # InternVL 2 / 2.5's InternLM2 language model, with those checkpoints' own (older) config class
+    # (InternVL3.5's raises on InternLM2ForCausalLM)
+    "internvl-internlm2": ("internvl_chat_v2/tiny/internvl-internlm2.json", "internvl_chat_v2", [*SHORT, *TRUST]),
+    # a fine-tune of OpenGVLab/InternVL2-2B (internlm2-chat-1_8b, dynamic RoPE factor 2)
+    "internvl2-2b": (
+        "internvl_chat_v2/published/zylluan--ft-uav_internvl2-2B.json",
+        "internvl_chat_v2",
+        ["--kv-cache-memory-bytes", "8G", *TRUST],
+    ),
+    "internvl2-2b-tp2": (
+        "internvl_chat_v2/published/zylluan--ft-uav_internvl2-2B.json",
+        "internvl_chat_v2",
+        [*SHORT, "--tensor-parallel-size", "2", *TRUST],
+    ),
+    "internvl2-2b-lmo": (
+        "internvl_chat_v2/published/zylluan--ft-uav_internvl2-2B.json",
+        "internvl_chat_v2",
+        [*SHORT, "--language-model-only", *TRUST],
+    ),
 }
 
 

@@ -23,7 +23,6 @@ from dryboot.vllm.model_executor.model_loader.weights import rank_weights
 #: case id -> (what vLLM's recorded error says, what dryboot's refusal says), on every release
 REFUSED: dict[str, tuple[str, str]] = {
     "internvl3-1b-untrusted": ("trust_remote_code=True", "Transformers does not recognize this architecture"),
-    "internvl-internlm2": ("Unsupported architecture: InternLM2ForCausalLM", "InternLM2ForCausalLM"),
 }
 
 
@@ -64,6 +63,37 @@ WEIGHTS = {
 def test_weights_match_the_release(version: str, cid: str) -> None:
     row = WEIGHTS[version][cid]
     config, _ = T._config(row["config"])
+    assert row["ok"], row
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(len(stages)):
+        par = replace(T._parallel(row["argv"], stage), vllm_version=version)
+        w = rank_weights(config, par, **T._serve(row))
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages
+
+
+#: vLLM's weights of InternLM2: the InternVL 2 / 2.5 cases (``internvl2-2b``, ``internvl-internlm2``: a
+#: row's ``config`` is its case id) and InternLM2ForCausalLM's tiny config (``arch--InternLM2ForCausalLM``),
+#: each beside the checkpoint's config files (``RECORD_WEIGHTS_CONFIGS=DIR record_weights.py`` over
+#: such directories, ``RECORD_WEIGHTS_OUT=data/weights/recorded-<release>-remote-internlm2.json``); the tiny
+#: config on every release 0.27.1-0.33.0 (``test_weights_sweep.OWN_RECORDS``), the InternVL cases on 0.28.0 and 0.33.0
+INTERNLM2_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+INTERNLM2_WEIGHTS = {
+    v: json.loads((T.DATA / f"recorded-{v}-remote-internlm2.json").read_text())["cases"] for v in INTERNLM2_RELEASES
+}
+
+
+def test_internlm2_weights_cover_every_release() -> None:
+    for v, rows in INTERNLM2_WEIGHTS.items():
+        assert {r["config"] for r in rows.values()} >= {"arch--InternLM2ForCausalLM"}, v
+
+
+@pytest.mark.parametrize(("version", "cid"), [(v, c) for v, rows in INTERNLM2_WEIGHTS.items() for c in rows])
+def test_internlm2_weights_match_the_release(version: str, cid: str) -> None:
+    row = INTERNLM2_WEIGHTS[version][cid]
+    name = row["config"]
+    config = T._config(name)[0] if name.startswith("arch--") else Q.config(Q.CASES[name][0])
     assert row["ok"], row
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     got = []

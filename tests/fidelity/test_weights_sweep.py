@@ -54,6 +54,11 @@ OWN_RECORDS: dict[tuple[str, str], str] = {
     # recorded in the 0.33.0-mm environment with its tiny checkpoint's processor config (the
     # device-side image normalization's float32 weight and bias), which the sweep does not read
     ("0.33.0", "Glm5NextForConditionalGeneration"): "test_weights_glm5next_mm.py",
+    # started with --trust-remote-code, the checkpoint's configuration_internlm2.py beside the tiny config
+    **{
+        (v, "InternLM2ForCausalLM"): "test_remote_code_mm.py"
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    },
 }
 
 CASES = sorted(

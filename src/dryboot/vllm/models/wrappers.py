@@ -131,8 +131,9 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     # configuration_internvl_chat.py, read only under --trust-remote-code) builds llm_config by its
     # architectures[0]; vLLM reads it as text_config (transformers_utils/config.py maps llm_config to
     # text_config) and internvl.py's InternVLChatModel builds that architecture
-    # (init_vllm_registered_model), its InternViT tower beside it. InternLM2ForCausalLM (InternVL
-    # 2 / 2.5's InternLM2 checkpoints) is not planned: refused as another language model
+    # (init_vllm_registered_model), its InternViT tower beside it. InternVL 2 / 2.5's InternLM2
+    # checkpoints ship an older InternVLChatConfig that builds InternLM2Config for
+    # InternLM2ForCausalLM (their own configuration_internlm2.py)
     "InternVLChatModel": (
         "internvl.py",
         {
@@ -141,6 +142,7 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
             "qwen3": "Qwen3ForCausalLM",
             "qwen3_moe": "Qwen3MoeForCausalLM",
             "gpt_oss": "GptOssForCausalLM",
+            "internlm2": "InternLM2ForCausalLM",
         },
     ),
     # UltravoxConfig builds wrapped_model_config from text_config's model_type (a text_model_id

@@ -2256,8 +2256,9 @@ def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int, *, mrope_factor: 
     for every attention layer (``get_rope``'s cache): ``rotary_dim = head_dim x
     partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches
     ``mrope_factor`` (four) times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
-    ``original_max_position_embeddings x factor``; ``default`` and ``llama3``
-    ``max_position_embeddings``.
+    ``original_max_position_embeddings x factor``; ``default``, ``llama3`` and ``dynamic`` with a
+    ``factor`` (``DynamicNTKScalingRotaryEmbedding``, ``dynamic_ntk_scaling_rope.py``: the factor
+    changes the base, not the table's length) ``max_position_embeddings``.
 
     :raises InputError: a multimodal RoPE with a scaling type other than ``default``, or a
         rope type whose table is not modelled (named)."""
@@ -2275,7 +2276,7 @@ def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int, *, mrope_factor: 
         # YaRN tables span original_max_position_embeddings x factor (yarn_scaling_rope.py,
         # deepseek_scaling_rope.py)
         positions = int(_int(rope, "original_max_position_embeddings") * float(rope.get("factor", 1)))
-    elif kind not in ("default", "llama3"):
+    elif kind not in ("default", "llama3") and not (kind == "dynamic" and "factor" in rope and "alpha" not in rope):
         raise InputError("config.json", "rope_scaling", f"the rotary table of rope type {kind!r} is not modelled")
     return positions * int(hd * float(partial)) * ab
 

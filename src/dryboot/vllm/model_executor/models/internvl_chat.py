@@ -1,8 +1,9 @@
-"""InternVL 2.5 / 3 / 3.5 (``internvl.py``, ``InternVLChatModel``; the checkpoint's own config class,
+"""InternVL 2 / 2.5 / 3 / 3.5 (``internvl.py``, ``InternVLChatModel``; the checkpoint's own config class,
 ``--trust-remote-code``): the language model of ``llm_config`` built as the architecture its
-``architectures`` names (Llama, Qwen2, Qwen3, Qwen3-MoE or GPT-OSS: those ``InternVLChatConfig``
-reads and dryboot plans), then on every TP rank InternViT and the projector ``mlp1`` as Qianfan-OCR's
-(the same model class: :func:`.qianfan_ocr.intern_vit_tower`), in the model dtype.
+``architectures`` names (Llama, Qwen2, Qwen3, Qwen3-MoE, GPT-OSS or InternLM2: those the
+checkpoints' ``InternVLChatConfig`` versions read and dryboot plans), then on every TP rank InternViT
+and the projector ``mlp1`` as Qianfan-OCR's (the same model class: :func:`.qianfan_ocr.intern_vit_tower`),
+in the model dtype.
 
 Vision fields left out take ``InternVisionConfig``'s defaults (the checkpoint's
 ``configuration_intern_vit.py``: InternViT-6B's, whose ``qk_normalization`` is refused by name);
@@ -41,6 +42,8 @@ TEXT_ARCHITECTURES = (
     "Qwen3ForCausalLM",
     "Qwen3MoeForCausalLM",
     "GptOssForCausalLM",
+    # InternVL 2 / 2.5's InternLM2 checkpoints (their older InternVLChatConfig)
+    "InternLM2ForCausalLM",
 )
 
 
