@@ -46,7 +46,7 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "fp8 per-tensor MoE experts"  # FlashInfer / CUTLASS experts (fused_moe.scaled_experts_bytes)
     if "moe+CT-W4A16" in config and sm >= 100:
         return "symmetric MoE experts are modelled on SM 7.5-9.x only"  # auto_gptq: no Marlin MoE there
-    if "moe" in config and "ModelOpt" in config and sm >= 100:
+    if "moe" in config and "ModelOpt" in config and sm >= 100 and version != "0.33.0":
         return "MoE experts on SM 10.0"  # FlashInfer TRT-LLM / CuTe DSL (modelopt.modelopt_experts_bytes)
     if version == "0.33.0" and sm == 100:
         # FA4 or Triton by vLLM's Gemma4Config (FA4: then FlashInfer leads SM 10.x, its KV counter

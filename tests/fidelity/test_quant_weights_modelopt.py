@@ -108,6 +108,9 @@ def test_corpus_size() -> None:
     # kernel (recorded with quant_fakes' FlashInfer stand-ins; the oracle failed there before)
     nemotron = "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"
     assert {("0.33.0", nemotron, "B200", t) for t in "12"} <= exact
+    # 0.33.0 on B200: the uniform NVFP4 Qwen3-MoE's experts through FlashInfer TRT-LLM
+    # (TrtLlmNvFp4ExpertsMonolithic: CUTLASS's sizes plus g1_scale_c [E] float32 per layer; refused before)
+    assert {("0.33.0", moe, "B200", t) for t in "12"} <= exact
     assert len(exact) >= 44
 
 
@@ -169,8 +172,11 @@ def test_refusals_name_what_is_missing() -> None:
     """No GPU; W4A4 NVFP4 experts on SM 10.x (FlashInfer TRT-LLM); a release not checked: refused by name."""
     assert "name the GPU" in (model_weights(QWEN36).refused or "")
     moe = mo.CONFIGS / "nvidia--Qwen3-30B-A3B-NVFP4"
-    refused = model_weights(moe, compute_capability=(10, 0), sm_count=148).refused or ""
+    refused = model_weights(moe, compute_capability=(10, 0), sm_count=148, vllm_version="0.32.0").refused or ""
     assert "TRT-LLM" in refused and "not modelled" in refused, refused
+    # 0.33.0: modelled, but not under expert parallelism (its all2all / modular paths not recorded)
+    ep = model_weights(moe, compute_capability=(10, 0), sm_count=148, vllm_version="0.33.0", tp=2, expert_parallel=True)
+    assert "TRT-LLM" in (ep.refused or ""), ep.refused
     # a release whose ModelOpt MoE layouts are not checked
     assert "0.26.0" in (
         model_weights(QWEN36, compute_capability=(8, 6), sm_count=82, vllm_version="0.26.0").refused or ""
@@ -286,3 +292,15 @@ def test_nemotron_on_sm8_holds_the_counter() -> None:
         assert row["max_num_batched_tokens"] == 8192
         report = _dryboot(row, "0.33.0")
         assert report.refused is None and report.stages[0].allocated_bytes == row["allocated_bytes"]
+
+
+def test_trtllm_nvfp4_experts_refuse_hidden_padding() -> None:
+    """FlashInfer TRT-LLM's NVFP4 experts: a hidden size off 256 (vLLM pads it; not recorded)
+    refused by name; the intermediate per rank padded to 64 (recorded: Qwen3-30B-A3B at TP 8)."""
+    from dryboot.vllm.model_executor.layers.quantization.modelopt import trtllm_nvfp4_experts_bytes
+
+    with pytest.raises(InputError, match="padded to 256"):
+        trtllm_nvfp4_experts_bytes(8, 2880, 64)
+    assert trtllm_nvfp4_experts_bytes(128, 2048, 96) == trtllm_nvfp4_experts_bytes(128, 2048, 128)
+    got = trtllm_nvfp4_experts_bytes(128, 2048, 768)
+    assert sum(b for _, b in got) == 128 * 3 * 2048 * 768 // 2 * 9 // 8 + 7 * 4 * 128

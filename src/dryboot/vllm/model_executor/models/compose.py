@@ -769,6 +769,8 @@ def routed_experts_bytes(
     i_r: int,
     ab: int,
     check_scheme: Callable[[ScaledScheme], None] | None = None,
+    *,
+    plain_swiglu: bool = False,
 ) -> list[tuple[str, int]]:
     """The routed experts of one MoE layer after loading, ``(name, bytes)`` per tensor (``ex``: the
     experts' module name, ``e`` experts of hidden size ``h`` and intermediate size ``i_r`` per rank,
@@ -776,7 +778,9 @@ def routed_experts_bytes(
     integer through the fused MoE Marlin backend (``auto_gptq.wna16_experts_bytes``), ModelOpt
     (``modelopt.modelopt_experts_bytes``), compressed-tensors / plain fp8 schemes
     (``fused_moe.scaled_experts_bytes``); experts the checkpoint's ignore list leaves unquantized as
-    created. ``check_scheme``: a family's refusal of a scheme it has not checked.
+    created. ``check_scheme``: a family's refusal of a scheme it has not checked. ``plain_swiglu``:
+    gated experts without SwiGLU limits nor expert parallelism (ModelOpt NVFP4 on SM 10.x, 0.33.0:
+    FlashInfer TRT-LLM's layout, ``modelopt.trtllm_nvfp4_experts_bytes``; otherwise refused there).
 
     :raises InputError: what ``check_scheme`` and the experts' own functions refuse."""
     if quant.method is None:
@@ -784,7 +788,7 @@ def routed_experts_bytes(
     if quant.wna16 is not None:
         return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
     if isinstance(quant.scaled, ModelOptQuant):
-        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
+        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab, plain_swiglu=plain_swiglu)
     assert quant.scaled is not None
     scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
     if scheme is None:

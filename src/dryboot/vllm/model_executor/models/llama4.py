@@ -151,7 +151,9 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
             entries += [("router", e * h * ab), *_mlp(quant, f"{p}.feed_forward.shared_expert", h, i_r, ab, tp)]
             # compressed-tensors fp8 experts below SM 8.9: Marlin's MoE backend, ahead of Humming's, on every
             # release (0.27.1 too: quant-recorded-humfp8-0.27.1.json, FusedMoEKernel/MarlinExperts)
-            entries += routed_experts_bytes(quant, f"{p}.feed_forward.experts", e, h, i_r, ab)
+            entries += routed_experts_bytes(
+                quant, f"{p}.feed_forward.experts", e, h, i_r, ab, plain_swiglu=not par.expert_parallel
+            )
         else:
             i_r = W._divide(W._int(config, "intermediate_size_mlp"), tp, "intermediate_size_mlp")
             entries += _mlp(quant, f"{p}.feed_forward", h, i_r, ab, tp)

@@ -25,7 +25,9 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   ``HummingNvFp4LinearKernel`` serves it (as the NVFP4 W4A4 layers there:
   :func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.humming_nvfp4_linear_bytes`).
 * NVFP4 (W4A4) MoE experts on SM 12.0 through CUTLASS: :func:`_cutlass_experts_bytes`; on SM
-  10.x (FlashInfer TRT-LLM / CuTe DSL) refused by name.
+  10.x through FlashInfer TRT-LLM (0.33.0, gated experts without SwiGLU limits, no expert
+  parallelism, hidden a multiple of 256): :func:`trtllm_nvfp4_experts_bytes`; other SM 10.x cases
+  refused by name.
 * MoE experts under ``NVFP4`` / ``W4A16_NVFP4`` (``ModelOptNvFp4FusedMoE``) through Marlin
   (``W4A16_NVFP4`` on every SM, ``NVFP4`` below SM 10.0; ``prepare_nvfp4_moe_layer_for_marlin``):
   the intermediate size per rank padded (to 64 when ``hidden % 128 == 0``, else to 128), ``w13``
@@ -338,6 +340,46 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
     ]
 
 
+#: releases whose ModelOpt NVFP4 (W4A4) experts on SM 10.x through FlashInfer TRT-LLM
+#: (``TrtLlmNvFp4ExpertsMonolithic`` / ``Modular``) are recorded (quant-recorded-modelopt-0.33.0.json:
+#: nvidia/Qwen3-30B-A3B-NVFP4 on B200 at TP 1 / 2 / 4 / 8, TP 8's intermediate padded 96 -> 128)
+TRTLLM_NVFP4_MOE_RELEASES = ("0.33.0",)
+#: ``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` on FlashInfer TRT-LLM: the hidden size padded
+#: to 256 (``align_fp4_moe_hidden_dim_for_fi``), the gated intermediate size to 64
+#: (``align_fp4_moe_weights_for_fi``)
+TRTLLM_NVFP4_ALIGN = (256, 64)
+
+
+def trtllm_nvfp4_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """NVFP4 (W4A4) gated experts on SM 10.x through FlashInfer TRT-LLM, vLLM 0.33.0
+    (``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` then ``TrtLlmNvFp4ExpertsBase.
+    process_weights_after_loading``): the intermediate size per rank padded to ``pi`` (a multiple
+    of 64, ``align_fp4_moe_weights_for_fi``: gate and up each padded), the packed weights and the
+    fp8 block scales shuffled in place of the loaded ones (``prepare_static_weights_for_trtllm_fp4_moe``:
+    ``[e, 2 pi, h / 2]`` / ``[e, h, pi / 2]`` uint8, ``[e, 2 pi, h / 16]`` / ``[e, h, pi / 16]`` fp8,
+    no swizzle padding), and seven float32 ``[e]``: the two weight global scales (the input
+    scales folded in place), the two input scales (max-reduced and repeated), their reciprocals
+    the quant config holds, and ``g1_scale_c`` (registered on the layer). No clamp / alpha / beta
+    (the callers' experts take no SwiGLU limit). Bytes.
+
+    :raises InputError: a hidden size not a multiple of 256 (vLLM pads it; not recorded)."""
+    if h % TRTLLM_NVFP4_ALIGN[0]:
+        raise InputError(
+            "config.json",
+            "hidden_size",
+            f"ModelOpt NVFP4 MoE experts through FlashInfer TRT-LLM: hidden {h} padded to {TRTLLM_NVFP4_ALIGN[0]} "
+            "by vLLM: not modelled (not recorded)",
+        )
+    pi = _round_up(i, TRTLLM_NVFP4_ALIGN[1])
+    return [
+        ("experts", e * 2 * pi * h // 2),
+        ("experts", e * h * pi // 2),
+        ("scale", e * 2 * pi * h // 16),
+        ("scale", e * h * pi // 16),
+        *[("scale", 4 * e)] * 7,
+    ]
+
+
 def modelopt_fp8_experts_bytes(q: ModelOptQuant, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
     """ModelOpt ``FP8`` (per-tensor) MoE experts after loading (``ModelOptFp8MoEMethod``: the two
     input scales max-reduced to one float32 scalar each, ``w13``'s two shard scales to one per
@@ -379,6 +421,7 @@ def modelopt_experts_bytes(
     *,
     gated: bool = True,
     fp8_act_bytes: int | None = None,
+    plain_swiglu: bool = False,
 ) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer ``name`` of ``e`` local experts (hidden ``h``, intermediate ``i``
     per rank) holds after loading under ModelOpt (see the module's docstring: NVFP4 experts
@@ -388,7 +431,10 @@ def modelopt_experts_bytes(
     :raises InputError: the experts' algorithm or backend not modelled (named): FP8 experts,
         W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace.
         ``fp8_act_bytes``: the activation dtype's bytes where the caller's FP8 experts are checked
-        (:func:`modelopt_fp8_experts_bytes`); ``None``: FP8 experts refused."""
+        (:func:`modelopt_fp8_experts_bytes`); ``None``: FP8 experts refused. ``plain_swiglu``: the
+        caller's experts are SiLU-gated without SwiGLU limits and without expert parallelism (the
+        generic MoE walk): on SM 10.x, 0.33.0, they go through FlashInfer TRT-LLM
+        (:func:`trtllm_nvfp4_experts_bytes`); otherwise refused there."""
     if not q.moe_checked:
         raise InputError(
             "quantization_config",
@@ -411,11 +457,14 @@ def modelopt_experts_bytes(
     if algo == "NVFP4" and q.capability >= 120:
         return _cutlass_experts_bytes(e, h, i)
     if algo == "NVFP4" and q.capability >= 100:
+        if plain_swiglu and q.vllm_version in TRTLLM_NVFP4_MOE_RELEASES:
+            return trtllm_nvfp4_experts_bytes(e, h, i)
         raise InputError(
             "--gpu",
             None,
             f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
-            "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
+            "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled here (modelled: "
+            f"SiLU-gated experts without expert parallelism on {', '.join(TRTLLM_NVFP4_MOE_RELEASES)})",
         )
     if q.humming:  # 0.33 SM 9.0: prioritize_humming puts HUMMING ahead of MARLIN (fused_moe/oracle/nvfp4.py)
         return humming_nvfp4_experts_bytes(e, h, i, sm_count=q.sm_count, gated=gated)
