@@ -129,14 +129,15 @@ def test_mistral_default_window_makes_every_layer_sliding() -> None:
     ],
 )
 def test_qwen3_window_rules(extra: dict[str, object], kinds: tuple[LayerKind, ...]) -> None:
-    cfg = llama(**{**extra, "hidden_size": 4096})
+    # num_key_value_heads given: Qwen3Config's default (32) does not divide the 8 heads
+    cfg = llama(**{**extra, "hidden_size": 4096, "num_key_value_heads": 8})
     m = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **cfg})
     assert m.layer_kinds == kinds
     assert m.head_dim == 128  # Qwen3Config's head_dim default, not hidden_size // heads (512)
 
 
 def test_qwen3_partial_window_is_refused_as_vllm_does() -> None:
-    cfg = llama(sliding_window=1024, use_sliding_window=True, max_window_layers=2)
+    cfg = llama(sliding_window=1024, use_sliding_window=True, max_window_layers=2, num_key_value_heads=8)
     with pytest.raises(InputError, match="Sliding window for some but all layers is not supported"):
         geometry_from_config({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **cfg})
 
@@ -183,7 +184,7 @@ def test_yarn_scaling_extends_the_derived_length() -> None:
     cfg = {
         "architectures": ["Qwen3ForCausalLM"],
         "model_type": "qwen3",
-        **llama(max_position_embeddings=262144, rope_scaling=rope),
+        **llama(max_position_embeddings=262144, rope_scaling=rope, num_key_value_heads=8),
     }
     m = geometry_from_config(cfg)
     assert m.max_len.max_position_embeddings == 1_048_576

@@ -414,6 +414,12 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "nemotronh-nogroups",
         ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
     ),
+    # without num_key_value_heads: AfmoeConfig / Cohere2MoeConfig default it to the attention heads (every release)
+    "afmoe-nokv": (REL / "afmoe-nokv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
+    "cohere2moe-nokv": (
+        REL / "cohere2moe-nokv",
+        ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
+    ),
     # UltravoxConfig builds its text config from text_config alone: a context length at the top level is not the
     # language model's (LlamaConfig's default 2048 is)
     "ultravox-toplevel": (REL / "ultravox-toplevel", [*_NB, "--kv-cache-memory-bytes", "1000000000"]),
@@ -1649,6 +1655,12 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.33.0", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
     ("0.27.1", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
     ("0.31.0", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
+    ("0.27.1", "afmoe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.27.1", "cohere2moe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.28.0", "afmoe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.28.0", "cohere2moe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.33.0", "afmoe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.33.0", "cohere2moe-nokv"): _ok(16, 30517, 121711, 4096),
     ("0.28.0", "nemotronh-nogroups"): _ok(2096, 465, 476160, 4096),
     ("0.31.0", "nemotronh-nogroups"): _ok(2096, 465, 476160, 4096),
     ("0.32.0", "nemotronh-nogroups"): _ok(2096, 465, 380928, 4096),
