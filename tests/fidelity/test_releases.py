@@ -408,6 +408,21 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "qwen35moe-nokv",
         ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
     ),
+    # config.json without n_groups: NemotronHConfig's default 8 SSM groups (vLLM's own class on 0.27.1-0.31.0,
+    # transformers' on 0.32.0-0.33.0), not 1
+    "nemotronh-nogroups": (
+        REL / "nemotronh-nogroups",
+        ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
+    ),
+    # without num_key_value_heads: AfmoeConfig / Cohere2MoeConfig default it to the attention heads (every release)
+    "afmoe-nokv": (REL / "afmoe-nokv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
+    "cohere2moe-nokv": (
+        REL / "cohere2moe-nokv",
+        ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
+    ),
+    # UltravoxConfig builds its text config from text_config alone: a context length at the top level is not the
+    # language model's (LlamaConfig's default 2048 is)
+    "ultravox-toplevel": (REL / "ultravox-toplevel", [*_NB, "--kv-cache-memory-bytes", "1000000000"]),
     # the harness's case s250290-102 on 0.29.0: ModelConfig refuses the max_model_len before VllmConfig asks
     # whether the class supports pipeline parallelism
     "mamba2-autofit-pp": (
@@ -1635,6 +1650,21 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.30.0", "qwen2-nokv16"): _refused_with("num_kv_heads (32)"),
     ("0.30.0", "qwen2-nokv64"): _ok(16, 3814, 61024, 4096),
     ("0.30.0", "qwen35moe-nokv"): _ok(1568, 155, 70542, 4096),
+    ("0.27.1", "nemotronh-nogroups"): _ok(2096, 465, 634880, 4096),
+    ("0.28.0", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
+    ("0.33.0", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
+    ("0.27.1", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
+    ("0.31.0", "ultravox-toplevel"): _ok(16, 40690, 651040, 2048),
+    ("0.27.1", "afmoe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.27.1", "cohere2moe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.28.0", "afmoe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.28.0", "cohere2moe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.33.0", "afmoe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.33.0", "cohere2moe-nokv"): _ok(16, 30517, 121711, 4096),
+    ("0.28.0", "nemotronh-nogroups"): _ok(2096, 465, 476160, 4096),
+    ("0.31.0", "nemotronh-nogroups"): _ok(2096, 465, 476160, 4096),
+    ("0.32.0", "nemotronh-nogroups"): _ok(2096, 465, 380928, 4096),
+    ("0.33.0", "nemotronh-nogroups"): _ok(2096, 465, 380928, 4096),
     ("0.27.1", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
     ("0.28.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),
     ("0.29.0", "mamba2-autofit-pp"): _refused_with("max_model_len must be a positive integer, got int: -1"),

@@ -442,7 +442,7 @@ DECODERS: dict[str, Decoder] = {
         "cohere2_moe.py",
         {"max_position_embeddings": 8192, "sliding_window": 4096, "num_experts": 8, "head_dim": 128},
         per_layer_window=True,
-        required=("layer_types", "num_key_value_heads"),
+        required=("layer_types",),  # num_key_value_heads: Cohere2MoeConfig's default, the attention heads
         experts_key="num_experts",
     ),
     "AfmoeForCausalLM": Decoder(
@@ -450,7 +450,8 @@ DECODERS: dict[str, Decoder] = {
         {"max_position_embeddings": 16384, "sliding_window": 1024, "head_dim": 128},
         head_dim="required",
         per_layer_window=True,
-        required=("layer_types", "num_key_value_heads", "max_position_embeddings"),
+        # num_key_value_heads absent: the attention heads in vLLM's AfmoeConfig (0.27.1-0.31.0) and transformers'
+        required=("layer_types", "max_position_embeddings"),
     ),
     # MiniCPM3Attention: one standard Attention of num_heads / TP heads (K and V expanded from the
     # latent), head size qk_nope_head_dim + qk_rope_head_dim; num_key_value_heads is not read

@@ -53,7 +53,11 @@ def layers_block_pattern(f: ConfigFields) -> str | None:
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    out: dict[str, Any] = {"num_key_value_heads": 8, "max_position_embeddings": 4096, "n_groups": 1}
+    """NemotronHConfig's defaults of the keys read here: vLLM 0.27.1-0.31.0's own class and 0.32.0-0.33.0's
+    transformers class both default 8 KV heads, a 4,096-token context and 8 SSM groups (``n_groups``, which
+    either class also takes as ``mamba_n_groups``)."""
+    groups = f.data.get("mamba_n_groups", 8)
+    out: dict[str, Any] = {"num_key_value_heads": 8, "max_position_embeddings": 4096, "n_groups": groups}
     pattern = layers_block_pattern(f)
     if pattern is not None:
         # NemotronHConfig: num_hidden_layers and hybrid_override_pattern are properties of the list

@@ -943,6 +943,11 @@ BUILT_AS: dict[str, BuiltAs] = {
     },
 }
 
+#: wrappers whose text config is built from the text config's own keys alone: the wrapper's other keys
+#: (UltravoxConfig's own ``hidden_size``, default 4096, is its projector's width) are not read beneath it
+#: (vLLM's ``UltravoxConfig``: ``wrapped_model_config = CONFIG_MAPPING[...](**text_config)``)
+TEXT_CONFIG_ALONE: frozenset[str] = frozenset({"UltravoxModel"})
+
 #: multimodal wrapper -> where its language model's config lives when not ``text_config``
 #: (the sub-config ``get_text_config`` returns and the model class builds its language model from).
 TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {

@@ -21,7 +21,7 @@ from dryboot.vllm.fp8_utils import block_shards
 from dryboot.vllm.models.common import check_numeric_fields
 from dryboot.vllm.models.llama import EAGLE_HEADS, eagle_head_refusal
 from dryboot.vllm.models.registry import Family, family_for
-from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
+from dryboot.vllm.models.wrappers import TEXT_CONFIG_ALONE, TEXT_CONFIG_PATHS
 from dryboot.vllm.transformers_utils.speculators import is_speculators, verifier
 
 __all__ = [
@@ -247,7 +247,8 @@ def _update_nested(target: dict[str, Any], updates: dict[str, Any]) -> dict[str,
 
 def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFields]:
     """(architecture, fields of the language model): a multimodal wrapper's ``text_config``
-    is read with the wrapper's other keys beneath it (``get_text_config``).
+    is read with the wrapper's other keys beneath it (``get_text_config``), except where the wrapper builds
+    it from its own keys alone (:data:`~dryboot.vllm.models.wrappers.TEXT_CONFIG_ALONE`).
 
     :raises InputError: ``architectures`` is not a list of strings.
     """
@@ -262,7 +263,8 @@ def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFi
     for key in path:
         if not isinstance(level, dict) or not isinstance(level.get(key), dict):
             return architecture, ConfigFields(source, data, "", root=data)
-        merged.update({k: v for k, v in level.items() if k != key})
+        if architecture not in TEXT_CONFIG_ALONE:
+            merged.update({k: v for k, v in level.items() if k != key})
         level = level[key]
     if "num_hidden_layers" in level:
         return architecture, ConfigFields(source, {**merged, **level}, "".join(f"{k}." for k in path), root=data)
