@@ -821,3 +821,15 @@ def test_rnj1_layers_refuse_every_backend_but_triton() -> None:
     m = geometry_from_config(_tiny("Rnj1ForCausalLM", layer_types=None, rope_parameters=None))
     with pytest.raises(InputError, match=r"FlashAttentionImpl\.__init__\(\) got an unexpected keyword argument"):
         verify_backend(m, "FLASH_ATTN", "--attention-backend")
+
+
+def test_nemotron_h_groups_read_two_ways_are_refused() -> None:
+    """A Nemotron-H config giving ``n_groups`` and ``mamba_n_groups`` apart: vLLM's own NemotronHConfig
+    (0.27.1-0.31.0) keeps ``n_groups``, transformers' (0.32+) ``mamba_n_groups``; refused by name, the
+    same value twice is read as usual."""
+    path = Path(__file__).parent / "fidelity" / "data" / "architectures" / "NemotronHForCausalLM.json"
+    cfg = json.loads(path.read_text())
+    same = geometry_from_config({**cfg, "mamba_n_groups": cfg["n_groups"]}).mamba.mamba2
+    assert same is not None and same.n_groups == cfg["n_groups"]
+    with pytest.raises(InputError, match=r"differs from n_groups 8: vLLM 0\.27\.1-0\.31\.0 read n_groups"):
+        geometry_from_config({**cfg, "mamba_n_groups": 4})

@@ -89,6 +89,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     num_heads = f.integer("num_attention_heads")
     head_dim = f.integer("head_dim") if f.given("head_dim") else f.integer("attention_head_dim", default=128)
     kv = f.integer("num_key_value_heads")
+    if f.given("n_groups") and "mamba_n_groups" in f.data and f.data["mamba_n_groups"] != f.get("n_groups"):
+        # vLLM's own NemotronHConfig (0.27.1-0.31.0) keeps n_groups, transformers' (0.32+) mamba_n_groups
+        raise InputError(
+            f.source,
+            f.where("mamba_n_groups"),
+            f"{f.data['mamba_n_groups']!r} differs from n_groups {f.get('n_groups')!r}: vLLM 0.27.1-0.31.0 read "
+            "n_groups, 0.32+ mamba_n_groups; not modelled",
+        )
     mamba2 = Mamba2(
         num_heads=f.integer("mamba_num_heads"),
         head_dim=f.integer("mamba_head_dim"),

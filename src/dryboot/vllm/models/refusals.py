@@ -32,18 +32,6 @@ KANANA_V = (
     "(vision_config.encoder_hidden_size, projector_config, text_config.eos_token_id); timm, which it "
     "imports, is in `dryboot boot-env --with-mm-extras`: not verifiable offline"
 )
-#: REMOTE_MM re-checked (issue 37): the checkpoints' model_type as their published config code says
-#: (kimi_audio, moss_audio, phi4-siglip, intern_s2_preview, mimo_v2; OpenCUA, Eagle-2.5-VL and
-#: LLaVA-OneVision-2 ship their config class as the checkpoint's own Python file, auto_map) is in
-#: neither transformers' CONFIG_MAPPING nor vLLM's _CONFIG_REGISTRY of the 0.28.0 and 0.33.0 boot
-#: environments, and vLLM's engine start refuses each offline ("model type `...` but Transformers does
-#: not recognize this architecture"). Bee, R, StepVL and InternS2Mobius: vLLM's own model tests load
-#: them with trust_remote_code (StepVL reads vision_config.width, which vLLM's step3_vl config lacks);
-#: no published config of theirs was found
-REMOTE_MM = (
-    "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
-    "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
-)
 
 
 def remote_config(builds: str, searched: str) -> str:
