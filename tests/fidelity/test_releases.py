@@ -1638,16 +1638,16 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # LFM2 with a hidden-state cache wider than the common page: 0.27.1-0.29.0 assert as "ehs-wide" does; from
     # 0.30 the attention page is scaled for it and the ShortConv page is not, so the pages are mixed, which the
     # default layout cannot express
-    ("0.28.0", "qwen2-nokv16"): _refused_with("num_kv_heads (32)"),
+    ("0.28.0", "qwen2-nokv16"): _refused_with("num_heads (16) is not divisible by num_kv_heads (32)"),
     ("0.28.0", "qwen2-nokv64"): _ok(16, 3814, 61024, 4096),
     ("0.28.0", "qwen35moe-nokv"): _ok(1568, 155, 70542, 4096),
-    ("0.33.0", "qwen2-nokv16"): _refused_with("num_kv_heads (32)"),
+    ("0.33.0", "qwen2-nokv16"): _refused_with("num_heads (16) is not divisible by num_kv_heads (32)"),
     ("0.33.0", "qwen2-nokv64"): _ok(16, 3814, 61024, 4096),
     ("0.33.0", "qwen35moe-nokv"): _ok(1600, 152, 51882, 4096),
-    ("0.27.1", "qwen2-nokv16"): _refused_with("num_kv_heads (32)"),
+    ("0.27.1", "qwen2-nokv16"): _refused_with("num_heads (16) is not divisible by num_kv_heads (32)"),
     ("0.27.1", "qwen2-nokv64"): _ok(16, 3814, 61024, 4096),
     ("0.27.1", "qwen35moe-nokv"): _ok(1568, 155, 105813, 4096),
-    ("0.30.0", "qwen2-nokv16"): _refused_with("num_kv_heads (32)"),
+    ("0.30.0", "qwen2-nokv16"): _refused_with("num_heads (16) is not divisible by num_kv_heads (32)"),
     ("0.30.0", "qwen2-nokv64"): _ok(16, 3814, 61024, 4096),
     ("0.30.0", "qwen35moe-nokv"): _ok(1568, 155, 70542, 4096),
     ("0.27.1", "nemotronh-nogroups"): _ok(2096, 465, 634880, 4096),

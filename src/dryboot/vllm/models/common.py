@@ -97,8 +97,8 @@ def check_kv_heads_divide(f: ConfigFields, heads: int, kv: int) -> None:
         raise InputError(
             f.source,
             f.where("num_key_value_heads"),
-            f"{kv} KV heads do not divide the {heads} attention heads; vLLM asserts "
-            f"num_heads ({heads}) is divisible by num_kv_heads ({kv})",
+            f"{kv} KV heads do not divide the {heads} attention heads; vLLM's Attention: "
+            f"num_heads ({heads}) is not divisible by num_kv_heads ({kv})",
         )
 
 

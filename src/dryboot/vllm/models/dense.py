@@ -788,8 +788,8 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
         raise InputError(
             f.source,
             f.where(spec.key("num_key_value_heads")),
-            f"{kv} KV heads do not divide the {n_heads} attention heads; vLLM asserts "
-            f"num_heads ({n_heads}) is divisible by num_kv_heads ({kv})",
+            f"{kv} KV heads do not divide the {n_heads} attention heads; vLLM's Attention: "
+            f"num_heads ({n_heads}) is not divisible by num_kv_heads ({kv})",
         )
     return n_heads, kv, head_dim
 
