@@ -894,6 +894,11 @@ def check_parser_choices(args: EngineArgs, rules: VersionRules) -> None:
 
     :raises InputError: a choice the release does not list, naming the flag."""
     check_mamba_cache_mode_choice(args, rules)
+    _check_kv_cache_dtype_choice(args, rules)
+
+
+def _check_kv_cache_dtype_choice(args: EngineArgs, rules: VersionRules) -> None:
+    """:raises InputError: a ``--kv-cache-dtype`` the release's ``CacheDType`` has not (its CLI parser exits)."""
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         raise InputError(
             "--kv-cache-dtype",
@@ -1353,14 +1358,7 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
         family_of(model).verify_release(model, rules)
         raise InputError(model.source, "architectures", absent)
     _check_modelopt_algo(model, rules)
-    if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
-        # the release's CacheDType has no such value: its CLI parser exits
-        raise InputError(
-            "--kv-cache-dtype",
-            args.kv_cache_dtype,
-            f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
-            f"(vLLM {rules.version})",
-        )
+    _check_kv_cache_dtype_choice(args, rules)  # again on the flags the family's engine_args left
 
 
 def _check_modelopt_algo(model: ModelGeometry, rules: VersionRules) -> None:
