@@ -1,7 +1,7 @@
 """Small per-release record sets (a cases module ``C`` with ``RELEASES``, ``KEPT``, ``RECORDS`` and
 ``cases(workdir)``): record each release's oracle answers, and compare dryboot with them. Used by the
 Gemma-4 fp8 / multimodal-prefix set and the V1-model-runner set; :func:`record_gpu_cases` records the
-GPU-faked sets of DeepSeek-V4 and Flint."""
+GPU-faked sets (DeepSeek-V4, Flint, GLM-5.3-Flash, Dots3-Note, SM 12.x MLA, SM 9.0 sparse MLA, FA4 head 256)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -56,47 +57,78 @@ class Recorded:
 
 RUN_AS = H.REPO / "tests" / "data" / "gpus" / "run_oracle_as.py"
 
+#: a GPU case: (config name, flags, GPU or ``None`` for the oracle's default H200, *more arguments of
+#: ``run_oracle_as.py`` after the GPU: the FlashInfer arm)
+GpuCase = tuple[Any, ...]
 
-def record_gpu_cases(cases_module: ModuleType, argv: list[str]) -> int:
-    """Record a release's engine start on a cases module's GPU cases (``C.CASES``: id -> (config name,
-    flags, GPU or ``None``), ``C.config(name)``, ``C.RELEASES``, ``C.record_path(release)``):
-    ``argv`` is ``PYTHON [CASE...]``; each GPU's cases run as that GPU
-    (``tests/data/gpus/run_oracle_as.py``), and the answers go into the record (other cases'
-    answers kept when only some are named; ``RECORD_OUT`` writes elsewhere). Used by
-    ``record_deepseek_v4_gpus.py`` and ``record_flint.py``."""
+
+def config_entry(case: GpuCase, answer: dict[str, Any], work: Path) -> dict[str, Any]:
+    """A GPU case's record entry: its config name, flags, GPU (when not the default) and what
+    :data:`e2e_harness.LOGGED_KEPT` names of the oracle's ``answer`` (the error cut to 400 characters)."""
+    name, flags, gpu = case[:3]
+    entry: dict[str, Any] = {"config": name, "argv": flags}
+    if gpu:
+        entry["gpu"] = gpu
+    entry["vllm"] = H.kept_answer(answer, H.LOGGED_KEPT, 400)
+    return entry
+
+
+def record_gpu_cases(
+    cases_module: ModuleType,
+    argv: list[str],
+    *,
+    releases: tuple[str, ...] | None = None,
+    cases: Callable[[str], dict[str, GpuCase]] | None = None,
+    record_path: Callable[[str], Path] | None = None,
+    model_dir: Callable[[Path, str, str], str] | None = None,
+    entry: Callable[[GpuCase, dict[str, Any], Path], dict[str, Any]] = config_entry,
+    case_timeout: float = 300.0,
+) -> int:
+    """Record a release's engine start on a cases module's GPU cases: ``argv`` is ``PYTHON [CASE...]``;
+    each GPU's cases run as that GPU (``tests/data/gpus/run_oracle_as.py GPU [ARM]``, a case's
+    :data:`GpuCase`), and each case's ``entry`` (default :func:`config_entry`) goes into the record
+    (other cases' entries kept when only some are named, in the release's case order; ``RECORD_OUT``
+    writes elsewhere). Defaults: ``releases`` ``C.RELEASES``, ``cases(release)`` ``C.CASES``,
+    ``record_path`` ``C.record_path``, ``model_dir(work, case id, config name)`` the config
+    ``C.config(name)`` written under ``work``. Returns the exit status: 1 (nothing written) on a
+    release outside ``releases`` or an oracle crash. Used by the GPU-faked recorders
+    (``record_deepseek_v4_gpus.py``, ``record_flint.py``, ``record_glm5next.py``, ``record_dots3_note.py``,
+    ``record_sm12_mla.py``, ``record_sm90_sparse_mla.py``, ``record_fa4_hd256.py``)."""
     C = cases_module
     python, only = argv[0], set(argv[1:])
     version = H.vllm_version(python)
-    if version not in C.RELEASES:
-        print(f"these cases are recorded on vLLM {', '.join(C.RELEASES)} only", file=sys.stderr)
+    releases = C.RELEASES if releases is None else releases
+    if version not in releases:
+        print(f"these cases are recorded on vLLM {', '.join(releases)} only", file=sys.stderr)
         return 1
-    every = C.CASES
-    cases = {k: v for k, v in every.items() if not only or k in only}
+    every = cases(version) if cases else C.CASES
+    todo = {k: v for k, v in every.items() if not only or k in only}
     res: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for as_gpu in sorted({g or "" for _, _, g in cases.values()}):
+        for run_as in sorted({(c[2] or "", *c[3:]) for c in todo.values()}):
             inputs = [
-                {"id": cid, "model": str(H._write_config(work, cid, C.config(name))), "argv": flags}
-                for cid, (name, flags, g) in cases.items()
-                if (g or "") == as_gpu
+                {
+                    "id": cid,
+                    "model": model_dir(work, cid, c[0]) if model_dir else H._write_config(work, cid, C.config(c[0])),
+                    "argv": c[1],
+                }
+                for cid, c in todo.items()
+                if (c[2] or "", *c[3:]) == run_as
             ]
-            oracle = [str(RUN_AS), as_gpu] if as_gpu else None
-            res.update(H.OracleRunner(python, jobs=1, oracle_argv=oracle).run(inputs))
-    if H.crashed_cases(res):
-        return 1
-    record = C.record_path(version)
-    path = Path(os.environ.get("RECORD_OUT") or record)
-    doc: dict[str, Any] = json.loads(record.read_text()) if record.exists() else {"vllm": version, "cases": {}}
-    for cid, (name, flags, gpu) in cases.items():
-        kept = H.kept_answer(res[cid], H.LOGGED_KEPT, 400)
-        entry: dict[str, object] = {"config": name, "argv": flags}
-        if gpu:
-            entry["gpu"] = gpu
-        entry["vllm"] = kept
-        doc["cases"][cid] = entry
-        print(f"{cid:20} {'served' if kept.get('ok') else str(kept.get('error', ''))[:110]}")
+            oracle = [str(RUN_AS), *run_as] if run_as[0] else None
+            res.update(H.OracleRunner(python, jobs=1, case_timeout=case_timeout, oracle_argv=oracle).run(inputs))
+        if H.crashed_cases(res):
+            return 1
+        record = (record_path or C.record_path)(version)
+        path = Path(os.environ.get("RECORD_OUT") or record)
+        doc: dict[str, Any] = json.loads(record.read_text()) if record.exists() else {"vllm": version, "cases": {}}
+        width = max([20, *map(len, todo)])
+        for cid, c in todo.items():
+            doc["cases"][cid] = entry(c, res[cid], work)
+            print(f"{cid:{width}} {'served' if res[cid].get('ok') else str(res[cid].get('error', ''))[:110]}")
     doc["cases"] = {k: doc["cases"][k] for k in every if k in doc["cases"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"vLLM {version}: {len(cases)} cases recorded into {path}")
+    print(f"vLLM {version}: {len(todo)} cases recorded into {path}")
     return 0

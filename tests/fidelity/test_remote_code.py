@@ -83,6 +83,25 @@ def test_every_family_names_its_sources() -> None:
                 assert f.name in source, f"{d.name}/SOURCE does not name {f.name}"
 
 
+def test_a_shared_file_is_one_file_named_by_both_sources() -> None:
+    """A config file two families ship byte for byte (the same upstream file) is stored once: the
+    other family's copy is a link to it, and both ``SOURCE`` files say where it came from (the
+    linking one names the link's target). Files that differ at all are kept apart."""
+    files = sorted(f for f in DATA.glob("*/*.py"))
+    for f in files:
+        if f.is_symlink():
+            target = f.resolve()
+            assert target.parent.parent == DATA.resolve() and target.name == f.name, f"{f}: links outside"
+            assert not target.parent.joinpath(f.name).is_symlink() and target.is_file()
+            assert f.name in (target.parent / "SOURCE").read_text(), f"{target.parent.name}/SOURCE"
+            assert f"../{target.parent.name}/{f.name}" in (f.parent / "SOURCE").read_text(), f"{f.parent.name}/SOURCE"
+    plain = [f for f in files if not f.is_symlink()]
+    seen: dict[bytes, Path] = {}
+    for f in plain:
+        other = seen.setdefault(f.read_bytes(), f)
+        assert other == f, f"{f} is a copy of {other}: make it a link"
+
+
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_published_config_is_recorded(version: str) -> None:
     rows = _recorded(version)["configs"]

@@ -2123,7 +2123,10 @@ def unmodelled_flashinfer_counter(
     cache dtype, or a ModelOpt checkpoint's fp8 KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`,
     which ``--kv-cache-dtype auto`` resolves to fp8). ``None``: no such gap (the walk asked, no
     attention heads in the config, MLA attention (``kv_lora_rank``), a sparse-attention indexer
-    (``index_topk``), another backend)."""
+    (``index_topk``), another backend). Attention sinks are not read here (off SM 10.x the
+    default is taken as FlashAttention's, which serves no sinks on SM 12.x): every family whose
+    layers vLLM 0.33.0 builds with sinks asks in its own walk (:func:`flashinfer_counter_layers`
+    with each layer's sinks) or is refused by name before a figure."""
     if rank.counter_checked or par.vllm_version != "0.33.0" or par.capability is None:
         return None
     chosen_default = par.attention_backend is None and par.kv_cache_dtype == "auto" and not fp8_kv
