@@ -438,6 +438,43 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             *("--enable-prefix-caching", "--mamba-cache-mode", "all"),
         ],
     ),
+    # issue 37, refusal order (the harness's cases s250310-109 on 0.31.0, s250300-21 / -86 on 0.30.0, s250330-293
+    # on 0.33.0, s250290-232 on 0.29.0): ModelConfig refuses a max_model_len before the model's TP checks; a Gemma-4
+    # shared layer with no earlier layer of its type fails only when vLLM builds it (after the backend selection,
+    # on its own pipeline stage); a pipeline stage without layers selects the named backend from the model config
+    "order-lfm2moe-tp8-len": (
+        REL / "lfm2moe-4experts",
+        [
+            *("--max-model-len", "256000", "--kv-cache-memory-bytes", "3017302139", *_NB),
+            *("--tensor-parallel-size", "8", "--kv-cache-dtype", "fp8", "--block-size", "64"),
+        ],
+    ),
+    "order-g4-shared-pp3-len": (
+        REL / "g4-shared-nofull-a",
+        [
+            *("--max-model-len", "524288", "--kv-cache-memory-bytes", "156910399497", "--max-num-seqs", "8"),
+            *("-pp", "3", "--kv-cache-dtype", "fp8_e4m3", "--block-size", "32"),
+        ],
+    ),
+    "order-g4-shared-nvfp4": (
+        REL / "g4-shared-nofull-b",
+        ["--max-model-len", "262144", "--kv-cache-memory-bytes", "10160955", "-tp", "4", "--kv-cache-dtype", "nvfp4"],
+    ),
+    "order-g4-shared-pp4": (
+        REL / "g4-shared-nofull-c",
+        [
+            *("--max-model-len", "-1", "--kv-cache-memory-bytes", "44369527219", "--max-num-batched-tokens", "4096"),
+            *("--pipeline-parallel-size", "4", "--num-gpu-blocks-override", "4096"),
+        ],
+    ),
+    "order-mamba1-pp3-fa": (
+        REL / "mamba1-2l",
+        [
+            *("--max-model-len", "2k", "--kv-cache-memory-bytes", "10835393666", "--max-num-batched-tokens", "16384"),
+            *("--pipeline-parallel-size", "3", "--data-parallel-size", "2", "--kv-cache-dtype", "fp8_per_token_head"),
+            *("--enable-prefix-caching", "--mamba-cache-mode", "align", "--attention-backend", "FLASH_ATTN"),
+        ],
+    ),
     # the harness's case s2433-182 on 0.33.0: the hidden states scale the attention page, not the ShortConv one
     "lfm2-ehs": (
         REL / "lfm2-ehs",
@@ -1703,6 +1740,22 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.33.0", "lfm2-ehs"): _refused_with(
         "KV cache layout LBNHC cannot express this model's mixed page sizes ([6144, 12288])"
     ),
+    # issue 37, refusal order: vLLM's first reason where several hold
+    ("0.31.0", "order-lfm2moe-tp8-len"): _refused_with(
+        "User-specified max_model_len (256000) is greater than the derived max_model_len"
+    ),
+    ("0.30.0", "order-g4-shared-pp3-len"): _refused_with(
+        "User-specified max_model_len (524288) is greater than the derived max_model_len"
+    ),
+    ("0.30.0", "order-g4-shared-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "order-g4-shared-pp4"): _refused_with("Specified KV sharing target layer for"),
+    ("0.29.0", "order-mamba1-pp3-fa"): _refused_with(
+        "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
+        "['kv_cache_dtype not supported']"
+    ),
+    # before 0.29 no layout is resolved: the empty stage's assertion (AssertionError: group_size must be greater
+    # than 0) is the first failure
+    ("0.28.0", "order-mamba1-pp3-fa"): _refused_with("group_size"),
     # 0.28 asserts (AssertionError) when one token of hidden states outgrows the common page
     ("0.28.0", "ehs-wide"): _refused_as(
         "AssertionError: ",

@@ -38,7 +38,7 @@ from dryboot.vllm.kv_cache_interface import (
     MambaSpec,
     state_bytes,
 )
-from dryboot.vllm.kv_cache_layout import check_mixed_page_sizes, check_stage_layouts
+from dryboot.vllm.kv_cache_layout import check_layerless_stage_backend, check_mixed_page_sizes, check_stage_layouts
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, flat_row_alignment, kv_layout, mamba_state
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
@@ -761,7 +761,10 @@ def _pipeline_stages(
             f"a later stage starts before layer {levels} ({levels} deepstack levels): vLLM's "
             f"{model.architecture} asserts start_layer >= its deepstack levels (AssertionError)",
         )
+    unbuildable = model.naming.unbuildable
     for layer, target in model.kv_sharing:
+        if unbuildable is not None and unbuildable[0] < layer:
+            break  # the stages build their layers in order: an unbuildable one fails first
         if stage_of[layer] != stage_of[target]:
             raise InputError(
                 "--pipeline-parallel-size",
@@ -769,6 +772,8 @@ def _pipeline_stages(
                 f"Specified KV sharing target layer for layer {layer} is not valid: target layer {target} is on "
                 f"pipeline stage {stage_of[target]}, not {stage_of[layer]} (not a valid Attention layer there)",
             )
+    if unbuildable is not None:
+        raise InputError(model.source, unbuildable[1], unbuildable[2])
     pairs: list[tuple[str, LayerSpec]] = []
     stages: list[frozenset[str]] = []
     stage_backends: list[set[str]] = []
@@ -797,6 +802,10 @@ def _pipeline_stages(
         stages.append(frozenset(stage_layers.order))
         # a worker without any layer falls back to the default attention backend's declaration
         # (get_current_attn_backends); one of mamba layers only declares nothing
+        if not stage_layers.order:
+            check_layerless_stage_backend(
+                args.attention_backend, cfg.backend, cfg.kv_cache_dtype, cfg.rules, model.source
+            )
         stage_backends.append(
             {s.backend for s in stage_layers.specs if isinstance(s, AttentionSpec)}
             if stage_layers.order

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.versions import VersionRules, version_key
 
 #: the first release whose engine core resolves one KV cache layout from every worker's report
@@ -64,6 +65,29 @@ def supported_layouts(declared: Iterable[Sequence[str] | None]) -> list[str]:
             f"No KV cache layout satisfies every supported set: {[list(d) for d in lists]} (vLLM's ValueError)",
         )
     return out
+
+
+def check_layerless_stage_backend(
+    named: str | None, backend: AttentionBackend, kv_cache_dtype: str, rules: VersionRules, source: str
+) -> None:
+    """A pipeline stage's worker that builds no layer reports the layouts of the backend vLLM selects from
+    the model config alone (``get_current_attn_backends``' fallback, asked by ``resolve_kv_cache_layout``
+    from 0.29.0): a named ``--attention-backend`` (``named``, ``backend`` its declarations) is validated
+    there against ``kv_cache_dtype``, also for a model whose layers select no attention backend.
+
+    :raises InputError: vLLM's ValueError "Selected backend ... is not valid for this configuration" with
+        its KV cache dtype reason, naming ``--attention-backend``."""
+    if named is None or version_key(rules.version) < version_key(FIRST_RELEASE):
+        return
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
+        raise InputError(
+            "--attention-backend",
+            named,
+            f"Selected backend AttentionBackendEnum.{named} is not valid for this configuration. Reason: "
+            f"['kv_cache_dtype not supported'] ({source}: KV cache dtype {kv_cache_dtype}; a pipeline stage "
+            "without layers selects the backend from the model config, vLLM "
+            f"{rules.version}'s resolve_kv_cache_layout)",
+        )
 
 
 def check_stage_layouts(

@@ -292,13 +292,17 @@ class LayerNaming:
     (Zamba2). ``decoder_layers``: the decoder layer each entry belongs to, where one decoder
     layer keeps two caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own
     index. ``kv_sharing``: pairs (layer, the earlier layer whose KV cache it reads) of
-    cross-layer KV sharing."""
+    cross-layer KV sharing. ``unbuildable``: (layer, config field, vLLM's failure) for the first
+    layer vLLM fails to build (Gemma-4's shared layer with no earlier layer of its type), which
+    vLLM raises only when it builds that layer: after the configs are checked and the earlier
+    layers' attention backends selected, and under pipeline parallelism on that layer's stage."""
 
     layer_prefix: str = "model.layers"
     attention_suffix: str = "self_attn.attn"
     layer_names: tuple[str, ...] | None = None
     decoder_layers: tuple[int, ...] | None = None
     kv_sharing: tuple[tuple[int, int], ...] = ()
+    unbuildable: tuple[int, str, str] | None = None
 
 
 @dataclass(frozen=True)

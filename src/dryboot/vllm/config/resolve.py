@@ -1123,6 +1123,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"--trust-remote-code: vLLM reads this config with the checkpoint's own config class (auto_map); dryboot "
             f"reads it as {model.architecture}'s config class reads it (the checkpoint's code is not run)"
         )
+    # ModelConfig refuses a max_model_len before anything asks whether the model builds with these flags
+    max_model_len = derive_max_model_len(model, args)
     _check_model_builds(model, args)
     check_block_shards(
         model.quant.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
@@ -1132,7 +1134,6 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     model, drafter, hma_note = chunked_local_without_hybrid_manager(model, drafter, method)
     if hma_note:
         notes.append(hma_note)
-    max_model_len = derive_max_model_len(model, args)  # ModelConfig
     # SpeculativeConfig: the draft model checked with the target's pipeline size
     hidden_states = drafter is None and args.speculative_method == "extract_hidden_states"
     check_drafter_pp(
@@ -1203,6 +1204,11 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
     check_cross_attention_backend(model, backend, args.attention_backend)
     family_of(model).verify_built(model, args, backend.name)
+    if model.naming.unbuildable is not None and args.pipeline_parallel_size == 1:
+        # a layer the model class fails to build, after the earlier layers' backends (under pipeline
+        # parallelism on its own stage: planner.plan)
+        _, where, why = model.naming.unbuildable
+        raise InputError(model.source, where, why)
     if not proposer_first:
         d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
     _refuse_drafter_hd256(model, backend, drafter, d_backend, kv_dtype, args, rules)
@@ -1375,7 +1381,8 @@ def _check_modelopt_algo(model: ModelGeometry, rules: VersionRules) -> None:
 
 def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     """The target model builds on this parallel layout (:mod:`dryboot.vllm.distributed`, its
-    family's ``verify``), and keeps a KV cache at all.
+    family's ``verify``), and keeps a KV cache at all. Runs after ModelConfig's max_model_len check
+    (:func:`derive_max_model_len`), which vLLM makes before any of these.
 
     :raises InputError: naming the flag or config field and vLLM's reason.
     """
@@ -1399,8 +1406,7 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
             "block; no capacity), which dryboot does not plan",
         )
     if args.pipeline_parallel_size > 1:
-        # VllmConfig's verify_with_parallel_config, after ModelConfig has refused a max_model_len
-        derive_max_model_len(model, args)
+        # VllmConfig's verify_with_parallel_config
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     family = family_for(model.architecture, model.source)
     # the towers vLLM builds under the multimodal flags: only their sharded layers are checked

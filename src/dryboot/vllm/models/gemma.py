@@ -88,7 +88,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     extra: dict[str, Any] = {}
     if gemma4:
         shared = f.integer("num_kv_shared_layers", default=0, minimum=0) if f.has("num_kv_shared_layers") else 0
-        kinds, sharing = _share_kv(f, kinds, types, shared)
+        kinds, sharing, extra["unbuildable"] = _share_kv(f, kinds, types, shared)
         kv = heads[1]
         global_dim = f.integer("global_head_dim")
         global_kv = kv
@@ -205,35 +205,38 @@ def batch_floor(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
 
 def _share_kv(
     f: ConfigFields, kinds: tuple[LayerKind, ...], types: list[str], shared: int
-) -> tuple[tuple[LayerKind, ...], tuple[tuple[int, int], ...]]:
+) -> tuple[tuple[LayerKind, ...], tuple[tuple[int, int], ...], tuple[int, str, str] | None]:
     """Gemma-4's cross-layer KV sharing (``Gemma4Attention``): each of the last
     ``num_kv_shared_layers`` layers reads the KV cache of the last earlier layer of its type, so
     it keeps no cache of its own (``GPUModelRunner.get_kv_cache_spec`` skips it).
 
-    :returns: (the layer kinds, shared ones ``NONE``; (layer, target) pairs).
+    :returns: (the layer kinds, shared ones ``NONE``; (layer, target) pairs; the first shared layer
+        whose type no earlier layer has, with the config field and vLLM's failure building it
+        (``ValueError: '<type>' is not in list``), or ``None``: ``LayerNaming.unbuildable``, raised
+        where vLLM builds that layer, not here).
 
-    :raises InputError: as vLLM fails: more shared layers than layers, or a shared layer whose
-        type no earlier layer has.
+    :raises InputError: more shared layers than layers.
     """
     if not shared:
-        return kinds, ()
+        return kinds, (), None
     n = len(kinds)
     first = n - shared
     if first < 0:
         raise InputError(f.source, f.where("num_kv_shared_layers"), f"{shared} shared layers of {n}")
     out = list(kinds)
     pairs = []
+    unbuildable = None
     for i in range(first, n):
-        if types[i] not in types[:first]:
-            raise InputError(
-                f.source,
-                f.where("num_kv_shared_layers"),
-                f"layer {i} ({types[i]}) shares the KV cache of an earlier {types[i]} layer, and there is none "
-                f"(vLLM: ValueError: '{types[i]}' is not in list)",
-            )
         out[i] = LayerKind.NONE
-        pairs.append((i, first - 1 - types[:first][::-1].index(types[i])))
-    return tuple(out), tuple(pairs)
+        if types[i] in types[:first]:
+            pairs.append((i, first - 1 - types[:first][::-1].index(types[i])))
+        elif unbuildable is None:
+            why = (
+                f"layer {i} ({types[i]}) shares the KV cache of an earlier {types[i]} layer, and there is none "
+                f"(vLLM: ValueError: '{types[i]}' is not in list)"
+            )
+            unbuildable = (i, f.where("num_kv_shared_layers"), why)
+    return tuple(out), tuple(pairs), unbuildable
 
 
 #: ``model_type`` of a Gemma-4 assistant checkpoint (transformers' ``Gemma4AssistantConfig``)
