@@ -781,37 +781,51 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.27.1", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.27.1", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.27.1", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.27.1", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.27.1", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     ("0.28.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.28.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.28.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.28.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.28.0", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.28.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     ("0.29.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.29.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.29.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.29.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.29.0", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.29.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     ("0.30.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.30.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.30.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.30.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.30.0", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.30.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     ("0.31.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.31.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.31.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.31.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.31.0", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.31.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     ("0.32.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.32.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.32.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.32.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.32.0", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.32.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     ("0.33.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.33.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
     ("0.33.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.33.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
-    ("0.33.0", "kimi-rope32-ehs"): _refused_with("eagle_aux_hidden_state_layer_ids must be set in the draft model config"),
+    ("0.33.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     # dbk-*: the drafter's attention backend beside a named target backend (issue 37, seed 240300 case 214)
     ("0.27.1", "dbk-dm-fi"): _ok(
         560,
