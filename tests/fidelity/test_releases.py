@@ -402,6 +402,32 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     ),
     # config.json without num_key_value_heads: the config class's own default (Qwen2Config 32: 16 heads refused,
     # 64 served with 32 KV heads; Qwen3_5MoeTextConfig 2), not the attention heads
+    # Kimi-Linear MLA dims no SM90 prefill backend serves (qk_rope_head_dim 32): vLLM selects the decode
+    # backend (and builds the hidden-state proposer) first; audit seeds 260300 (cases 252, 279), 260310 (262),
+    # 260320 (98), 260271 (150)
+    "kimi-rope32-e5m2": (
+        REL / "kimi-rope32",
+        ["--max-model-len", "65536", "--kv-cache-memory-bytes", "37721501832", "--kv-cache-dtype", "fp8_e5m2"],
+    ),
+    "kimi-rope32-flex": (
+        REL / "kimi-rope32",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "114577708", "--attention-backend", "FLEX_ATTENTION"],
+    ),
+    "kimi-rope32-pth": (
+        REL / "kimi-rope32",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3930659260", "--kv-cache-dtype", "fp8_per_token_head"],
+    ),
+    "kimi-rope32-int8pth": (
+        REL / "kimi-rope32",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "4G", "--kv-cache-dtype", "int8_per_token_head"],
+    ),
+    "kimi-rope32-ehs": (
+        REL / "kimi-rope32",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1419380548", "--speculative-config"),
+            json.dumps({"method": "extract_hidden_states", "num_speculative_tokens": 1}),
+        ],
+    ),
     "qwen2-nokv16": (REL / "qwen2-nokv16", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen2-nokv64": (REL / "qwen2-nokv64", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen35moe-nokv": (
@@ -787,6 +813,56 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    # kimi-rope32-*: vLLM refuses the decode backend / the hidden-state proposer before the MLA prefill dims
+    ("0.27.1", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.27.1", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
+    ("0.28.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.28.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.28.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.28.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.28.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
+    ("0.29.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.29.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.29.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.29.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.29.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
+    ("0.30.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.30.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
+    ("0.31.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.31.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
+    ("0.32.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.32.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.32.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.32.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.32.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
+    ("0.33.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.33.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "kimi-rope32-ehs"): _refused_with(
+        "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
+    ),
     # dbk-*: the drafter's attention backend beside a named target backend (issue 37, seed 240300 case 214)
     ("0.27.1", "dbk-dm-fi"): _ok(
         560,

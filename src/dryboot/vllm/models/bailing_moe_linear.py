@@ -39,7 +39,8 @@ from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, LinearAttention, ModelGeometry, extra_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
-from dryboot.vllm.models.deepseek import check_sm90_mla_dims
+from dryboot.vllm.models.deepseek import check_mla_prefill
+from dryboot.vllm.versions import VersionRules
 
 #: transformers' ``BailingHybridConfig`` defaults of the keys the layout reads (its fields; the
 #: weights' walk adds those of the keys it reads beside them)
@@ -100,8 +101,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         f.integer("qk_rope_head_dim", minimum=0),
         f.integer("v_head_dim"),
     )
-    if LayerKind.MLA in kinds:
-        check_sm90_mla_dims(f, dims)
     latent = f.integer("kv_lora_rank") + dims[1]
     # BailingHybridConfig.__post_init__: head_dim = qk_rope_head_dim, whatever the file says
     linear = LinearAttention(heads, dims[1])
@@ -176,3 +175,11 @@ def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
             f"{g} at tensor parallel size {tp}: AssertionError: group_norm_size must be divisible by tp_size "
             "(BailingMoELinearAttention)",
         )
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """The MLA layers' prefill backend, selected as they are built, after their decode attention
+    backend (:func:`dryboot.vllm.models.deepseek.check_mla_prefill`).
+
+    :raises InputError: MLA head dims no SM90 prefill backend serves."""
+    check_mla_prefill(model)

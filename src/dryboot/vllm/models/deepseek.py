@@ -226,14 +226,14 @@ def _no_prefill_backend(dims: tuple[int, int, int]) -> str:
     )
 
 
-def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
-    """:raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves."""
-    if dims not in SM90_PREFILL_DIMS:
-        raise InputError(
-            f.source,
-            f.where("qk_rope_head_dim"),
-            _no_prefill_backend(dims),
-        )
+def check_mla_prefill(model: ModelGeometry) -> None:
+    """The MLA prefill backend vLLM selects when an MLA layer is built (``GPUModelRunner.load_model``),
+    after that layer's decode attention backend: a ``verify_release`` check, not a config-reading one.
+
+    :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves."""
+    dims = model.attn.mla_dims
+    if model.use_mla and not model.sparse_mla and dims is not None and dims not in SM90_PREFILL_DIMS:
+        raise InputError(model.source, "qk_rope_head_dim", _no_prefill_backend(dims))
 
 
 def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
@@ -263,13 +263,7 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
             f"vLLM {rules.version} builds a DeepSeek EAGLE-3 head's rotary as deepseek_yarn and fails on one "
             "without YaRN (KeyError: 'factor')",
         )
-    dims = model.attn.mla_dims
-    if model.use_mla and not model.sparse_mla and dims is not None and dims not in SM90_PREFILL_DIMS:
-        raise InputError(
-            model.source,
-            "qk_rope_head_dim",
-            _no_prefill_backend(dims),
-        )
+    check_mla_prefill(model)
 
 
 def indexer_head_size(index_head_dim: int) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, GatedDeltaNet, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
-from dryboot.vllm.models.deepseek import check_sm90_mla_dims
+from dryboot.vllm.models.deepseek import check_mla_prefill
 from dryboot.vllm.versions import VersionRules
 
 
@@ -109,7 +109,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             f.integer("qk_rope_head_dim", minimum=0),
             f.integer("v_head_dim"),
         )
-        check_sm90_mla_dims(f, dims)
         latent = f.integer("kv_lora_rank") + dims[1]
     elif f.get("kv_lora_rank") is not None:
         # no MLA layer, but vLLM's ModelConfig.use_mla still holds: the hybrid alignment sizes
@@ -200,3 +199,11 @@ def kda_prefill_checkpoint_blocks(
         and kda.gate_lower_bound is not None
     )
     return int(flashkda)
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """The MLA layers' prefill backend, selected as they are built, after their decode attention
+    backend (:func:`dryboot.vllm.models.deepseek.check_mla_prefill`).
+
+    :raises InputError: MLA head dims no SM90 prefill backend serves."""
+    check_mla_prefill(model)
