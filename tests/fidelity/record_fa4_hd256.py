@@ -32,7 +32,7 @@ def main() -> int:
     doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "cases": {}}
     for gpu, arm in sorted({(g, a) for cid, (_, _, g, a) in C.CASES.items() if cid in only}):
         inputs = [
-            {"id": cid, "model": models[m], "argv": argv}
+            {"id": cid, "model": models[m], "argv": C.drafter_argv(argv, models)}
             for cid, (m, argv, g, a) in C.CASES.items()
             if cid in only and (g, a) == (gpu, arm)
         ]
