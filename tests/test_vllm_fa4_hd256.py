@@ -18,7 +18,7 @@ from dryboot.vllm.backends import (
     fa4_hd256_fallback_reason,
     uses_fa4_hd256_kernel,
 )
-from dryboot.vllm.config.resolve import create_engine_config
+from dryboot.vllm.config.resolve import Drafter, create_engine_config
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import parse_gpu
 from dryboot.vllm.transformers_utils.config import geometry_from_config
@@ -115,3 +115,41 @@ def test_heads_of_256_beside_narrower_ones_are_refused_by_name() -> None:
     # before 0.29 and off SM 10.x / 11.x nothing is asked
     _engine(data, "0.28.0", language_model_only=True)
     _engine(data, "0.33.0", "H200", language_model_only=True)
+
+
+def _drafter_engine(version: str, gpu: str, drafter_head: int, **flags: Any) -> Any:
+    """``qwen3-hd256`` on FlashInfer with an EAGLE-3 head (``drafters/q3-eagle3``) of ``drafter_head`` on
+    FlashAttention."""
+    data = _config("qwen3-hd256")
+    draft = {**json.loads((CONFIGS.parent / "drafters" / "q3-eagle3" / "config.json").read_text())}
+    draft["head_dim"] = drafter_head
+    drafter = Drafter(model=geometry_from_config(draft), method="eagle3", attention_backend="FLASH_ATTN")
+    args = EngineArgs(vllm_version=version, gpu=parse_gpu(gpu), attention_backend="FLASHINFER", **flags)
+    return create_engine_config(geometry_from_config(data), args, drafter)
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu", "head", "preferred", "layer_blocks"),
+    [
+        # FlashAttention asked without a spec reads the target's head size (256): FA4's pages
+        ("0.33.0", "B200", 128, 128, (KernelBlock(16, multiple_of=True),)),
+        ("0.30.0", "B200", 128, 128, None),
+        # a drafter layer of head size 256 asks the pages with its own spec too (0.31+)
+        ("0.33.0", "B200", 256, 128, (KernelBlock(128),)),
+        ("0.33.0", "H200", 128, 16, (KernelBlock(16, multiple_of=True),)),
+    ],
+)
+def test_a_drafters_flash_attention_asks_the_targets_head_size(
+    version: str, gpu: str, head: int, preferred: int, layer_blocks: tuple[KernelBlock, ...] | None
+) -> None:
+    cfg = _drafter_engine(version, gpu, head)
+    assert cfg.backend.name == "FLASHINFER" and cfg.drafter_backend.name == "FLASH_ATTN"
+    assert cfg.drafter_backend.preferred_block_size(16) == preferred
+    if layer_blocks is not None:  # 0.29.0 / 0.30.0 ask no layer's spec
+        assert cfg.drafter_backend.for_head(head).kernel_blocks == layer_blocks
+
+
+def test_a_drafters_block_size_the_pages_do_not_divide_is_refused_as_vllm_does() -> None:
+    with pytest.raises(InputError, match="block_size not supported") as err:
+        _drafter_engine("0.33.0", "B200", 128, block_size=16)
+    assert err.value.source == "--block-size"

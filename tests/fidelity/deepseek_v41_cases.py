@@ -117,9 +117,32 @@ GPU_CASES: dict[str, tuple[str, list[str], str]] = {
     # a 128-token window, which every release's SM120 decode table has (dsv41-tiny's 64 is not in 0.30.0's)
     "rtx5090-w128": ("dsv41-w128", BASE, "RTX 5090"),
     "rtx-pro-6000-w128-tp2": ("dsv41-w128", [*BASE, "-tp", "2"], "RTX PRO 6000 Blackwell"),
+    # a named --attention-backend on SM 10.x (``_select_dsv4_attn_cls``): FlashMLA's names, FlashInfer's
+    # DeepSeek-V4 names, the mega attention's, the generic sparse FlashInfer names vLLM refuses, and
+    # names the selection passes over (the layers' own default); ``dsv41-o2`` (two output groups: 8 heads a
+    # group) is the topology mega attention takes by default
+    **{
+        f"b200-{tag}": ("dsv41-tiny", [*BASE, "--attention-backend", name], "B200")
+        for tag, name in (
+            ("flashmla-dsv41", "FLASHMLA_SPARSE_DSV41"),
+            ("flashmla-sparse", "FLASHMLA_SPARSE"),
+            ("fi-dsv41", "FLASHINFER_MLA_SPARSE_DSV41"),
+            ("fi-dsv4", "FLASHINFER_MLA_SPARSE_DSV4"),
+            ("fi-sparse", "FLASHINFER_MLA_SPARSE"),
+            ("fi-sm120", "FLASHINFER_MLA_SPARSE_SM120"),
+            ("mega", "FLASHMLA_MEGA_ATTN_DSV41"),
+            ("flash-attn", "FLASH_ATTN"),
+            ("flashmla", "FLASHMLA"),
+            ("triton-mla", "TRITON_MLA"),
+        )
+    },
+    "b200-o2-flashmla-dsv41": ("dsv41-o2", [*BASE, "--attention-backend", "FLASHMLA_SPARSE_DSV41"], "B200"),
 }
 #: config name -> (the config it changes, the text config keys it sets)
-DERIVED: dict[str, tuple[str, dict[str, Any]]] = {"dsv41-w128": ("dsv41-tiny", {"sliding_window": 128})}
+DERIVED: dict[str, tuple[str, dict[str, Any]]] = {
+    "dsv41-w128": ("dsv41-tiny", {"sliding_window": 128}),
+    "dsv41-o2": ("dsv41-tiny", {"o_groups": 2}),
+}
 
 
 #: ``dsv41-tiny`` is the architecture's tiny config (``data/architectures/``, which

@@ -10,11 +10,16 @@ sliding and full layers, no soft cap), ``gemma2-softcap`` (a 4-layer Gemma-2 sta
 (``examples/models``: Gated DeltaNet beside 256-wide attention) and the Gemma-4 config of
 ``data/releases/fa4fp8`` (sliding heads of 256 beside global heads of 512), and ``gemma4-g128`` (that
 config with ``global_head_dim`` 128: the widest head, vLLM's whole-model head size for Gemma-4, is 256).
+The drafters (``data/fa4-hd256/drafters/``, tiny stand-ins of head size 128): ``q3-eagle3`` (an EAGLE-3
+Llama head) and ``q3-eagle`` (an EAGLE Llama head) for ``qwen3-hd256``, ``g4-eagle3`` (an EAGLE-3 head) for
+``gemma4-g128``; ``qwen35-*-mtp*`` run Qwen3.5's own MTP module (head size 256). ``*-dfa`` name FlashAttention
+as the drafter's ``attention_backend``.
 The ``thor-*`` cases run as ``gpus.toml``'s SM 11.0 row (Jetson AGX Thor).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,10 +43,29 @@ MODELS: dict[str, Path] = {
     "qwen3-hd256-softcapkey": CONFIGS / "qwen3-hd256-softcapkey.json",
     "gemma4-mixed": HERE / "data" / "releases" / "fa4fp8" / "config.json",
     "gemma4-g128": CONFIGS / "gemma4-g128.json",
+    "q3-eagle3": DATA / "drafters" / "q3-eagle3",
+    "q3-eagle": DATA / "drafters" / "q3-eagle",
+    "g4-eagle3": DATA / "drafters" / "g4-eagle3",
 }
 
 BASE = ["--max-model-len", "4096", "--max-num-batched-tokens", "4096", "--kv-cache-memory-bytes", "2000000000"]
 FA = ["--attention-backend", "FLASH_ATTN"]
+H100 = "H100"
+
+
+def _spec(method: str, drafter: str | None = None, backend: str | None = None) -> list[str]:
+    """``--speculative-config`` for ``method`` with ``drafter`` (a :data:`MODELS` name, put in place of
+    :data:`DRAFTER_TOKEN` by :func:`drafter_argv`) and the drafter's own ``attention_backend``."""
+    spec: dict[str, object] = {"method": method, "num_speculative_tokens": 2}
+    if drafter is not None:
+        spec["model"] = f"{DRAFTER_TOKEN}{drafter}"
+    if backend is not None:
+        spec["attention_backend"] = backend
+    return ["--speculative-config", json.dumps(spec)]
+
+
+#: a drafter's directory in the flags: ``<drafter>NAME`` (:data:`MODELS`' name)
+DRAFTER_TOKEN = "<drafter>"
 #: the SM 11.0 row of ``gpus.toml``
 THOR = "Jetson AGX Thor"
 
@@ -87,6 +111,26 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
     "thor-qwen35-default": ("qwen3.5-27b", BASE, THOR, "cubin"),
     "thor-sinks-default": ("gpt-oss-hd256", BASE, THOR, "cubin"),
     "thor-gemma4-lmonly": ("gemma4-mixed", [*BASE, "--language-model-only"], THOR, "cubin"),
+    # drafters beside a head-256 target: FlashAttention asked without a layer's spec reads the engine's
+    # (the target's) model config, whichever model the layer is the drafter's
+    "q3-fa-eagle3": ("qwen3-hd256", [*BASE, *FA, *_spec("eagle3", "q3-eagle3")], "B200", "cubin"),
+    "q3-fa-eagle3-dfa": ("qwen3-hd256", [*BASE, *FA, *_spec("eagle3", "q3-eagle3", "FLASH_ATTN")], "B200", "cubin"),
+    "q3-default-eagle3-dfa": ("qwen3-hd256", [*BASE, *_spec("eagle3", "q3-eagle3", "FLASH_ATTN")], "B200", "cubin"),
+    "q3-default-eagle3-dfa-bs16": (
+        "qwen3-hd256",
+        [*BASE, "--block-size", "16", *_spec("eagle3", "q3-eagle3", "FLASH_ATTN")],
+        "B200",
+        "cubin",
+    ),
+    "q3-fa-eagle-dfa": ("qwen3-hd256", [*BASE, *FA, *_spec("eagle", "q3-eagle", "FLASH_ATTN")], "B200", "cubin"),
+    "q3-fa-eagle3-dfa-h100": ("qwen3-hd256", [*BASE, *FA, *_spec("eagle3", "q3-eagle3", "FLASH_ATTN")], H100, "cubin"),
+    "qwen35-default-mtp-dfa": ("qwen3.5-27b", [*BASE, *_spec("mtp", backend="FLASH_ATTN")], "B200", "cubin"),
+    "g4g128-fa-lmonly-eagle3-dfa": (
+        "gemma4-g128",
+        [*BASE, *FA, "--language-model-only", *_spec("eagle3", "g4-eagle3", "FLASH_ATTN")],
+        "B200",
+        "cubin",
+    ),
 }
 
 
@@ -104,13 +148,31 @@ CONTROLS = {
     "gemma4-fa-lmonly": ("0.29.0", "0.30.0"),
     "gemma3-fa": EARLIER,
     "qwen35-fa": EARLIER,
+    # the drafters: on an H100 no head-256 kernel; on 0.29.0 the V2 runner's EAGLE / MTP drafter keeps the
+    # target's backend (FlashInfer), whatever the speculative config names; 0.29.0 / 0.30.0 choose the block
+    # from the target's backend alone and group the MTP layer with the target's (dryboot, reading the MTP
+    # module's attention_backend nowhere, agreed by chance)
+    "q3-fa-eagle3-dfa-h100": C_ALL,
+    "q3-default-eagle3-dfa": ("0.29.0",),
+    "q3-default-eagle3-dfa-bs16": ("0.29.0",),
+    "qwen35-default-mtp-dfa": ("0.29.0", "0.30.0"),
 }
 
 
-def dryboot_flags(cid: str) -> list[str]:
+def drafter_argv(argv: list[str], models: dict[str, str]) -> list[str]:
+    """``argv`` with each :data:`DRAFTER_TOKEN` name as that model's materialized directory (``models``)."""
+    out = []
+    for a in argv:
+        for name, where in models.items():
+            a = a.replace(f'{DRAFTER_TOKEN}{name}"', f'{where}"')
+        out.append(a)
+    return out
+
+
+def dryboot_flags(cid: str, models: dict[str, str]) -> list[str]:
     """The case's flags as dryboot takes them: its GPU, and no flashinfer-cubin on that arm."""
     _, argv, gpu, arm = CASES[cid]
-    return [*argv, "--gpu", gpu, *(["--no-flashinfer-cubin"] if arm != "cubin" else [])]
+    return [*drafter_argv(argv, models), "--gpu", gpu, *(["--no-flashinfer-cubin"] if arm != "cubin" else [])]
 
 
 def record_path(version: str) -> Path:

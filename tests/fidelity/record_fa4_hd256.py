@@ -38,5 +38,8 @@ if __name__ == "__main__":
             releases=(*C.EARLIER, *C.RELEASES),
             model_dir=lambda work, _, name: H.materialize_file(work, C.MODELS[name]),
             entry=entry,
+            case_argv=lambda work, flags: C.drafter_argv(
+                flags, {name: H.materialize_file(work, path) for name, path in C.MODELS.items()}
+            ),
         )
     )

@@ -83,6 +83,7 @@ def record_gpu_cases(
     model_dir: Callable[[Path, str, str], str] | None = None,
     entry: Callable[[GpuCase, dict[str, Any], Path], dict[str, Any]] = config_entry,
     case_timeout: float = 300.0,
+    case_argv: Callable[[Path, list[str]], list[str]] | None = None,
 ) -> int:
     """Record a release's engine start on a cases module's GPU cases: ``argv`` is ``PYTHON [CASE...]``;
     each GPU's cases run as that GPU (``tests/data/gpus/run_oracle_as.py GPU [ARM]``, a case's
@@ -90,7 +91,8 @@ def record_gpu_cases(
     (other cases' entries kept when only some are named, in the release's case order; ``RECORD_OUT``
     writes elsewhere). Defaults: ``releases`` ``C.RELEASES``, ``cases(release)`` ``C.CASES``,
     ``record_path`` ``C.record_path``, ``model_dir(work, case id, config name)`` the config
-    ``C.config(name)`` written under ``work``. Returns the exit status: 1 (nothing written) on a
+    ``C.config(name)`` written under ``work``, ``case_argv(work, flags)`` the flags as given.
+    Returns the exit status: 1 (nothing written) on a
     release outside ``releases`` or an oracle crash. Used by the GPU-faked recorders
     (``record_deepseek_v4_gpus.py``, ``record_flint.py``, ``record_glm5next.py``, ``record_dots3_note.py``,
     ``record_sm12_mla.py``, ``record_sm90_sparse_mla.py``, ``record_fa4_hd256.py``)."""
@@ -111,7 +113,7 @@ def record_gpu_cases(
                 {
                     "id": cid,
                     "model": model_dir(work, cid, c[0]) if model_dir else H._write_config(work, cid, C.config(c[0])),
-                    "argv": c[1],
+                    "argv": case_argv(work, c[1]) if case_argv else c[1],
                 }
                 for cid, c in todo.items()
                 if (c[2] or "", *c[3:]) == run_as

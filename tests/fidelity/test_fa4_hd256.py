@@ -5,8 +5,9 @@ FlashAttention asked for a model of head size 256 declares 128-token kernel page
 ``--block-size`` not a multiple of 128 is refused; the model-level fallbacks (soft capping, a quantized
 cache, decode context parallelism...) keep FlashAttention's 16-multiples, and sinks do not (they are
 not asked there). 0.31+ also asks each layer's spec without the engine's config: a 256-wide sliding
-layer starts at 128 tokens whatever the fallback. 0.27.1 / 0.28.0 have no such kernel. Nothing here
-needs vLLM."""
+layer starts at 128 tokens whatever the fallback. 0.27.1 / 0.28.0 have no such kernel. A drafter's
+FlashAttention layers ask the target's head size (the engine's model config) without a spec and their own
+with it. Nothing here needs vLLM."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def _keys() -> list[tuple[str, str]]:
 
 def _run(version: str, cid: str) -> dict[str, Any]:
     model, _, _, _ = C.CASES[cid]
-    case = H.Case(cid, "fa4-hd256", _MODELS[model], C.dryboot_flags(cid))
+    case = H.Case(cid, "fa4-hd256", _MODELS[model], C.dryboot_flags(cid, _MODELS))
     return H.run_dryboot(case, version)
 
 
@@ -83,7 +84,7 @@ def test_dryboot_agrees(version: str, cid: str) -> None:
         assert got.get("refused") and REFUSED_BY_NAME[(version, cid)] in str(got.get("error")), got
         return
     problems = _problems(version, cid, got)
-    assert not problems, f"{version} {cid} {C.dryboot_flags(cid)}\n" + "\n".join(problems)
+    assert not problems, f"{version} {cid} {C.dryboot_flags(cid, _MODELS)}\n" + "\n".join(problems)
 
 
 #: (release, case, switch, flipped value): the switch each case pins

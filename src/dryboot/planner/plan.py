@@ -679,6 +679,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
         # checked against vLLM 0.33.0 for this model only); 0.28.0 keeps the first layer's preference
         block_size, phase1_log = preferred_block_size_for_backends(list(cfg.backends.values()), args.block_size)
+    elif names is not None and cfg.drafter_backend is not None and cfg.drafter_backend.name != cfg.backend.name:
+        # 0.31+: a block every backend addresses, the drafter's among them (its FlashAttention layers
+        # beside FA4's head-256 kernel prefer the kernel's pages whatever the target's backend)
+        block_size, phase1_log = preferred_block_size_for_backends(list(cfg.backends.values()), args.block_size)
     else:
         block_size, phase1_log = preferred_block_size(phase1, args.block_size, all_backends=names)
     log.extend(phase1_log)
@@ -863,8 +867,28 @@ def _kv_cache_specs(
             sliding_block=d.block_size,
             prefix=d.layer_prefix,
         )
+        if cfg.rules.kernel_block_stride_alignment and cfg.drafter_backend.name != cfg.backend.name:
+            # 0.32+: each backend records its fixed kernel blocks in its layers' specs, which then differ
+            layers = kernel_stride_aligned(layers, cfg.backend)
+            d_layers = kernel_stride_aligned(d_layers, cfg.drafter_backend)
         layers = LayerSet.concat([layers, d_layers])
     return layers, num_target
+
+
+def kernel_stride_aligned(layers: LayerSet, backend: AttentionBackend) -> LayerSet:
+    """``layers`` as ``backend`` customizes their specs (vLLM 0.32+: ``v1/worker/utils.py``
+    ``customize_attention_spec``): an attention spec with no block stride alignment of its own, whose layer
+    the backend serves with fixed kernel blocks only (:meth:`AttentionBackend.for_head`), records the largest
+    as its ``block_stride_alignment`` (``MultipleOf``, tokens), which spec equality compares. Applied where
+    a drafter's backend is not the target's (the same backend records the same alignment on every layer)."""
+    pairs: list[tuple[str, LayerSpec]] = []
+    for name, spec in layers.pairs():
+        if isinstance(spec, AttentionSpec) and spec.block_stride_alignment is None and spec.block_stride_bytes is None:
+            blocks = backend.for_head(spec.head_size).kernel_blocks
+            if blocks and not any(kb.multiple_of for kb in blocks):
+                spec = replace(spec, block_stride_alignment=max(kb.size for kb in blocks))
+        pairs.append((name, spec))
+    return LayerSet.from_pairs(pairs)
 
 
 def _kv_cache_groups(

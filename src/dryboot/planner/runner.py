@@ -141,7 +141,14 @@ def load_drafter_and_k(
 
             if (why := mtp_release_refusal(target_architecture, args.vllm_version)) is not None:
                 raise InputError(source, "method", why)
-        if cfg.method in MODEL_FREE_METHODS or cfg.method.endswith("mtp"):
+        if cfg.method.endswith("mtp"):
+            # the checkpoint's MTP module: the proposer builds it under the speculative config's backend
+            # (SpecDecodeBaseProposer._create_draft_vllm_config), kept for it
+            for key, value in (("kv_cache_dtype", cfg.kv_cache_dtype), ("block_size", cfg.block_size)):
+                if value is not None:
+                    raise InputError(source, key, f"not modelled for the checkpoint's MTP module (method {cfg.method})")
+            return None, replace(args, speculative_attention_backend=cfg.attention_backend)
+        if cfg.method in MODEL_FREE_METHODS:
             return None, args  # proposals without separate draft layers
         raise InputError(source, "model", f"method {cfg.method!r} needs the drafter's config.json")
     where = "--speculative-model" if spec_model else f"{source}: model"

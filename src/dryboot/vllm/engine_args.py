@@ -117,6 +117,9 @@ class EngineArgs:
     speculative_method: str | None = None
     #: the drafter's path where no KV-holding drafter is planned (Medusa heads): its weights' source
     speculative_model_path: str | None = None
+    #: the speculative config's ``attention_backend`` for a drafter built from the target's checkpoint (an MTP
+    #: module; a given draft model carries its own)
+    speculative_attention_backend: str | None = None
     disable_padded_drafter_batch: bool = False
     aux_hidden_state_layer_ids: tuple[int, ...] | None = None
     ignored_inputs: tuple[str, ...] = ()

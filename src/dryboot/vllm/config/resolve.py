@@ -18,6 +18,7 @@ from dryboot.vllm.backends import (
     COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
     DIFFKV_BACKENDS,
+    FA4_HD256_HEAD,
     FLASHINFER_MLA_SPARSE_SM90,
     INKLING_SCONV,
     MINIMAX_M3_SPARSE,
@@ -1211,7 +1212,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         raise InputError(model.source, where, why)
     if not proposer_first:
         d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
-    _refuse_drafter_hd256(model, backend, drafter, d_backend, kv_dtype, args, rules)
+    d_backend = drafter_flash_attn(model, drafter, d_backend, kv_dtype, args, rules)
     family_of(model).verify_release(model, rules)
     if drafter is not None and drafter.model.family == "deepseek":
         # an MLA EAGLE-3 head's layers are built the same way (deepseek_eagle3.py)
@@ -1442,7 +1443,9 @@ def _resolve_drafter(
             raise InputError(drafter.model.source, None, f"{drafter.model.v2_runner_refusal} (vLLM {rules.version})")
         return name_drafter_layers(model, drafter)
     if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
-        return mtp_drafter(model, args.speculative_method)
+        # the speculative config's attention_backend names the MTP module's backend too
+        mtp = mtp_drafter(model, args.speculative_method)
+        return replace(mtp, attention_backend=args.speculative_attention_backend)
     return None
 
 
@@ -1591,35 +1594,75 @@ def _drafter_caches(
     return d_dtype, model_dtype_of(drafter.model, args), d_backend
 
 
-def _refuse_drafter_hd256(
+def drafter_flash_attn(
     model: ModelGeometry,
-    backend: AttentionBackend,
     drafter: Drafter | None,
     d_backend: AttentionBackend | None,
     kv_dtype: str,
     args: EngineArgs,
     rules: VersionRules,
-) -> None:
-    """A drafter's layers on FlashAttention where FA4's head-256 kernel shapes FlashAttention's pages
-    (:func:`fa4_hd256_flash_attn`) and the drafter's backend is not the target's own: FlashAttention asks
-    that kernel with the target's head size and config (``_get_fa4_hd256_block_size`` reads
-    ``ModelConfig``) and with each layer's spec, for the target's and the drafter's layers alike; that
-    mix is not modelled (the same backend for both, an MTP module's, is).
+) -> AttentionBackend | None:
+    """The drafter's backend as vLLM declares it where it is FlashAttention on SM 10.x / 11.x: its kernel
+    blocks follow FA4's head-256 kernel (:func:`fa4_hd256_flash_attn`) asked as vLLM asks it for the
+    drafter's layers; any other backend (or GPU) is ``d_backend`` unchanged.
 
-    :raises InputError: naming ``--speculative-config``."""
-    if drafter is None or d_backend is None or d_backend.name != "FLASH_ATTN" or d_backend == backend:
-        return
+    Asked without a layer's spec (the preferred block, ``FlashAttentionBackend.get_preferred_block_size``;
+    the selection's block-size check) FlashAttention reads the engine's model config
+    (``_get_fa4_hd256_block_size``: ``get_current_vllm_config_or_none().model_config.get_head_size()``), and
+    the proposer builds the drafter under a copy of the engine's config whose model config is the target's
+    (``SpecDecodeBaseProposer._create_draft_vllm_config``, ``initialize_model``'s
+    ``set_current_vllm_config``): the target's head size, soft cap and ``kv_dtype`` (the engine's cache dtype)
+    decide it, and the FlashAttention version the target's config hook forces (``flash_attn_version``,
+    kept in the copy). Asked with a layer's spec (0.31+) a drafter layer of head size 256 takes the
+    kernel's pages whatever the target.
+
+    :param kv_dtype: the target's KV cache dtype (the engine's ``cache_config.cache_dtype``).
+    :raises InputError: the target's whole-model head size is ambiguous (heads of 256 beside narrower
+        ones: :func:`fa4_hd256_flash_attn`), naming ``--speculative-config``; a ``--block-size`` those pages do
+        not divide (vLLM's ValueError where the speculative config names FlashAttention; not modelled where
+        the drafter's selection would pass over it).
+    """
+    page, cap = rules.fa4_hd256_block, args.device.capability
+    if drafter is None or d_backend is None or d_backend.name != "FLASH_ATTN" or page is None:
+        return d_backend
+    if cap[0] not in (10, 11):
+        return d_backend
     mm_prefix = model.attn.mm_prefix_lm and not args.language_model_only
-    target, _ = fa4_hd256_flash_attn(model, kv_dtype, args, rules, mm_prefix, False)
-    if target is None and d_backend == BACKENDS["FLASH_ATTN"]:
-        return
-    raise InputError(
-        "--speculative-config",
-        f"method={drafter.method}",
-        f"{drafter.model.source}: the drafter's FlashAttention layers on SM {args.device.capability[0]}.x beside "
-        "FA4's head-256 kernel (128-token pages, fa_utils.uses_fa4_hd256_kernel, asked with the target's head "
-        "size), on another backend than the target's: not modelled",
+    forced = family_of(model).fa4_all_layers(model, args.attention_backend)
+    target, ambiguous = fa4_hd256_flash_attn(model, kv_dtype, args, rules, mm_prefix, forced)
+    if ambiguous:
+        _refuse_ambiguous_hd256(d_backend, model, args, "--speculative-config")
+    # fa4_hd256_backend marks the model-level answer by the head size it belongs to
+    model_level = target is not None and target.kernel_blocks_head == FA4_HD256_HEAD
+    layer_level = (
+        rules.fa4_hd256_layer_blocks
+        and cap[0] == 10
+        and any(
+            a.head_dim == a.head_dim_v == FA4_HD256_HEAD
+            for a in (drafter.model.attention(k) for k in drafter.model.kinds if k.is_attention)
+        )
     )
+    if not (model_level or layer_level):
+        return BACKENDS["FLASH_ATTN"]
+    flash_attn = fa4_hd256_backend(BACKENDS["FLASH_ATTN"], page, model_level, layer_level)
+    if args.block_size is not None and not flash_attn.supports_block_size(args.block_size):
+        # the drafter's selection validates its block against the kernel pages the target's head size asks
+        if drafter.attention_backend != "FLASH_ATTN":
+            raise InputError(
+                "--block-size",
+                str(args.block_size),
+                f"{drafter.model.source}: FlashAttention, asked with the target's head size, serves no "
+                f"{args.block_size}-token block (FA4's head-256 kernel: {page}-token pages), so the drafter's "
+                "backend selection passes over it: not modelled",
+            )
+        raise InputError(
+            "--block-size",
+            str(args.block_size),
+            f"Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
+            f"['{BLOCK_SIZE_REASON}'] ({drafter.model.source}: the drafter's layers; FlashAttention asked with the "
+            f"target's head size {FA4_HD256_HEAD} reads FA4's head-256 kernel pages of {page} tokens)",
+        )
+    return flash_attn
 
 
 def _check_nvfp4_mla(model: ModelGeometry, kv_dtype: str) -> None:

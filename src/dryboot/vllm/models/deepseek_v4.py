@@ -383,16 +383,21 @@ FLASHINFER_TRTLLM = AttentionBackend(SM120_NAMED, (), False, is_mla=True)
 def handed_backend(model: ModelGeometry, args: EngineArgs, requested: str | None) -> AttentionBackend | None:
     """The ``handed_backend`` hook (``registry.Family``): :data:`FLASHINFER_TRTLLM` where
     :data:`SM120_NAMED` is named (``requested``) on SM 10.x for DeepSeek-V4 (``_select_dsv4_attn_cls``:
-    ``DeepseekV4FlashInferMLAAttention``, whose plain-row caches the packed planner lays out), ``None``
-    otherwise (:func:`engine_args` clears every other name it lets through)."""
+    ``DeepseekV4FlashInferMLAAttention``, whose plain-row caches the packed planner lays out), FlashInfer's
+    V4.1 layers where :data:`V41_FLASHINFER_NAME` is (:func:`engine_args_v41` keeps it), ``None``
+    otherwise (:func:`engine_args` and :func:`engine_args_v41` clear every other name they let through)."""
     if requested == SM120_NAMED and args.device.capability[0] == 10 and extra_of(model, DeepseekV4Caches):
         return FLASHINFER_TRTLLM
+    if requested == V41_FLASHINFER_NAME and args.device.capability[0] == 10 and extra_of(model, DeepseekV41Caches):
+        # DeepSeek-V4.1's FlashInfer layers named on SM 10.x (engine_args_v41 keeps the name for them)
+        return v41_attention(args.device.capability, flashinfer=True)
     return None
 
 
 def handed_on_every_gpu(model: ModelGeometry) -> bool:
-    """:func:`handed_backend`'s choice was read from vLLM on SM 10.x (``test_deepseek_v4_gpus.py``)."""
-    return extra_of(model, DeepseekV4Caches) is not None
+    """:func:`handed_backend`'s choice was read from vLLM on SM 10.x (``test_deepseek_v4_gpus.py``,
+    ``test_deepseek_v41.py``)."""
+    return extra_of(model, DeepseekV4Caches) is not None or extra_of(model, DeepseekV41Caches) is not None
 
 
 def check_attention_heads(num_heads: int, window: int, args: EngineArgs, flashinfer: bool = False) -> None:
@@ -559,11 +564,11 @@ def v41_mega_topology(heads: int, o_groups: int, tp: int) -> bool:
     return local_heads // local_groups == V41_WV_GROUP_SIZE
 
 
-def v41_attention(capability: tuple[int, int]) -> AttentionBackend:
-    """The attention backend the layers take (``_select_dsv4_attn_cls``, no backend named):
-    FlashInfer's SM120 sparse MLA on SM 12.x, FlashMLA's elsewhere (on SM 10.x where mega attention
-    declines: :func:`engine_args_v41`)."""
-    name = "FLASHINFER_MLA_SPARSE_DSV41" if capability[0] == 12 else "FLASHMLA_SPARSE_DSV41"
+def v41_attention(capability: tuple[int, int], flashinfer: bool = False) -> AttentionBackend:
+    """The attention backend the layers take (``_select_dsv4_attn_cls``): FlashInfer's SM120 sparse MLA
+    on SM 12.x, FlashMLA's elsewhere (on SM 10.x where mega attention declines: :func:`engine_args_v41`);
+    ``flashinfer``: FlashInfer's DeepSeek-V4 layers named (TRT-LLM-gen on SM 10.x)."""
+    name = "FLASHINFER_MLA_SPARSE_DSV41" if capability[0] == 12 or flashinfer else "FLASHMLA_SPARSE_DSV41"
     return AttentionBackend(name, (), False, is_mla=True)
 
 
@@ -797,6 +802,7 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             "--speculative-config", method, f"{arch}: only the n-gram drafter is verified beside its caches"
         )
     cap = args.device.capability
+    named = v41_named_choice(arch, args)
     if cap not in V41_CAPABILITIES and cap[0] != V41_MXFP8_MAJOR:
         raise InputError(
             "--gpu",
@@ -804,8 +810,15 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             f"{arch}: on SM {cap[0]}.{cap[1]} vLLM was not recorded serving it; SM "
             f"{', '.join(f'{a}.{b}' for a, b in sorted(V41_CAPABILITIES))} and 10.x are modelled",
         )
+    if named is not None and cap[0] != V41_MXFP8_MAJOR:
+        raise InputError(
+            "--attention-backend", args.attention_backend, f"{arch}: a named backend off SM 10.x is not verified"
+        )
+    if named == V41_MEGA:
+        _refuse_mega_named(caches, args)
     if (
-        cap[0] == V41_MXFP8_MAJOR
+        named in (None, V41_DEFAULT)
+        and cap[0] == V41_MXFP8_MAJOR
         and args.vllm_version in V41_MEGA_RELEASES
         and v41_mega_topology(caches.num_attention_heads, caches.o_groups, args.tensor_parallel_size)
     ):
@@ -824,16 +837,107 @@ def engine_args_v41(caches: DeepseekV41Caches, model: ModelGeometry, args: Engin
             f"{arch}: vLLM {args.vllm_version}'s engine start is verified on SM 9.0 only (other GPUs on "
             f"{', '.join(sorted(V41_OTHER_GPU_RELEASES))})",
         )
-    if args.attention_backend is not None:
-        raise InputError("--attention-backend", args.attention_backend, f"{arch}: a named backend is not verified")
-    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args)
+    flashinfer = named == V41_FLASHINFER
+    check_attention_heads(caches.num_attention_heads, caches.sliding_window, args, flashinfer=flashinfer)
     if args.decode_context_parallel_size > 1:
         raise InputError(
             "--decode-context-parallel-size", str(args.decode_context_parallel_size), f"{arch}: not verified"
         )
     dtype = args.kv_cache_dtype or "auto"
+    if flashinfer:
+        if dtype != "auto":
+            raise InputError(
+                "--kv-cache-dtype",
+                dtype,
+                f"{arch}: FlashInfer's DeepSeek-V4 attention named on SM 10.x is verified with the plain bfloat16 "
+                "row of --kv-cache-dtype auto only",
+            )
+        # the plain row keeps the name: packed_layers reads it
+        return args.evolve(attention_backend=V41_FLASHINFER_NAME)
     _refuse_dtype(arch, dtype, args.vllm_version, cap)
+    args = args.evolve(attention_backend=None)
     return args.evolve(kv_cache_dtype="fp8") if dtype.startswith("fp8_") else args
+
+
+#: what ``_select_dsv4_attn_cls`` makes of a named backend (0.30.0-0.33.0): FlashMLA's layers, FlashInfer's
+#: DeepSeek-V4 layers (TRT-LLM-gen on SM 10.x), mega attention (0.31+), or the default choice
+V41_FLASHMLA, V41_FLASHINFER, V41_MEGA, V41_DEFAULT = "flashmla", "flashinfer", "mega", "default"
+#: the names ``_select_dsv4_attn_cls`` maps to a layer class (the rest fall through to the default choice)
+V41_NAMED: Mapping[str, str] = {
+    "FLASHMLA_SPARSE": V41_FLASHMLA,
+    "FLASHMLA_SPARSE_DSV4": V41_FLASHMLA,
+    "FLASHMLA_SPARSE_DSV41": V41_FLASHMLA,
+    "FLASHINFER_MLA_SPARSE_DSV4": V41_FLASHINFER,
+    "FLASHINFER_MLA_SPARSE_DSV41": V41_FLASHINFER,
+    "FLASHMLA_MEGA_ATTN_DSV41": V41_MEGA,
+}
+#: the generic sparse FlashInfer names ``_select_dsv4_attn_cls`` refuses
+V41_REFUSED_NAMED = frozenset({"FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120"})
+#: bytes FlashInfer's sparse DeepSeek-V4 layers align every page to (the sliding-window, compressed and
+#: indexer specs' ``alignment`` off the ``fp8_ds_mla`` layout: "512B for FlashInfer sparse")
+V41_FLASHINFER_ALIGNMENT = 512
+#: the name the FlashInfer layers keep in the args for :func:`packed_layers`
+V41_FLASHINFER_NAME = "FLASHINFER_MLA_SPARSE_DSV41"
+#: releases whose ``AttentionBackendEnum`` has ``FLASHMLA_MEGA_ATTN_DSV41``
+V41_MEGA_NAMED_RELEASES = frozenset({"0.31.0", "0.32.0", "0.33.0"})
+#: name prefixes of other platforms' backends (not verified on a CUDA GPU)
+_OTHER_PLATFORMS = ("ROCM_", "XPU_", "CPU_", "AMX_", "HPC_")
+
+
+def v41_named_choice(arch: str, args: EngineArgs) -> str | None:
+    """What DeepSeek-V4.1's layers make of ``--attention-backend`` (``nvidia/model.py``
+    ``_select_dsv4_attn_cls``, 0.30.0-0.33.0): ``None`` where none is named; :data:`V41_FLASHMLA`,
+    :data:`V41_FLASHINFER` or :data:`V41_MEGA` for the names :data:`V41_NAMED` maps; :data:`V41_DEFAULT`
+    for any other CUDA name (the layers' own choice, as with none: recorded on SM 10.x for FLASH_ATTN,
+    FLASHMLA and TRITON_MLA).
+
+    :raises InputError: the names vLLM refuses (:data:`V41_REFUSED_NAMED`, its ValueError); the mega
+        attention's name on a release without it; another platform's backend (not verified)."""
+    named = args.attention_backend
+    if named is None:
+        return None
+    if named in V41_REFUSED_NAMED:
+        raise InputError(
+            "--attention-backend",
+            named,
+            f"{arch}: vLLM refuses it (ValueError: {named} is not a DeepSeek V4.1 attention backend. Use "
+            "FLASHINFER_MLA_SPARSE_DSV41 for DeepSeek V4.1 FlashInfer sparse MLA.)",
+        )
+    choice = V41_NAMED.get(named, V41_DEFAULT)
+    if choice == V41_MEGA and args.vllm_version not in V41_MEGA_NAMED_RELEASES:
+        raise InputError(
+            "--attention-backend",
+            named,
+            f"Unknown attention backend: '{named}' (vLLM {args.vllm_version}: FlashMLA's mega attention is 0.31.0+)",
+        )
+    if named.startswith(_OTHER_PLATFORMS):
+        raise InputError("--attention-backend", named, f"{arch}: another platform's backend on CUDA is not verified")
+    return choice
+
+
+def _refuse_mega_named(caches: DeepseekV41Caches, args: EngineArgs) -> None:
+    """Mega attention named (``DeepseekV4MegaAttnAttention``, taken whatever its ``is_available_for``):
+    its ``__init__`` refuses a rank's heads that are not :data:`V41_WV_GROUP_SIZE` a ``wo_a`` group.
+
+    :raises InputError: those refusals (vLLM's ValueError); a topology it takes (its NVFP4 compressed
+        records are not modelled)."""
+    tp = args.tensor_parallel_size
+    local_heads, local_groups = caches.num_attention_heads // tp, caches.o_groups // tp
+    prefix = "language_model.model.layers.0.attn"
+    if local_heads % V41_WV_GROUP_SIZE:
+        why = (
+            f"{prefix}: mega attention needs the local head count ({local_heads}) to be a multiple of "
+            f"{V41_WV_GROUP_SIZE}."
+        )
+    elif not local_groups or local_heads // local_groups != V41_WV_GROUP_SIZE:
+        why = f"{prefix}: mega attention needs {V41_WV_GROUP_SIZE} heads per wo_a group."
+    else:
+        raise InputError(
+            "--attention-backend",
+            args.attention_backend,
+            "FlashMLA's mega attention (NVFP4 compressed records, 288 bytes a token) is not modelled",
+        )
+    raise InputError("--attention-backend", args.attention_backend, f"vLLM refuses it (ValueError: {why})")
 
 
 def v41_specs(
@@ -843,6 +947,7 @@ def v41_specs(
     capability: tuple[int, int] = (9, 0),
     kernel_aligned: bool = True,
     record_stride: bool = True,
+    flashinfer: bool = False,
 ) -> dict[str, AttentionSpec]:
     """(layer name -> spec) of every cache, in vLLM's registration order
     (``language_model.model.layers.<i>.attn``...).
@@ -858,12 +963,15 @@ def v41_specs(
     (:func:`v41_kernel_block`: ``block_stride_alignment``) where ``kernel_aligned``
     (:data:`V41_KERNEL_ALIGNED`); on SM 10.x the sliding-window cache's block stride to whole
     records (``packed_block_stride_alignment``: :data:`V41_MXFP8_ROW` bytes) where ``record_stride``
-    (:data:`V41_RECORD_STRIDE`)."""
+    (:data:`V41_RECORD_STRIDE`). ``flashinfer``: FlashInfer's DeepSeek-V4 layers named on SM 10.x
+    (``DeepseekV4FlashInferMLAAttention``, ``use_fp8_ds_mla_layout`` off): the sliding-window and compressed
+    caches store the plain bfloat16 row (``head_dim`` values, 2 bytes each), every page aligned to
+    :data:`V41_FLASHINFER_ALIGNMENT` bytes, no record stride."""
     kernel = v41_kernel_block(capability) if kernel_aligned else None
-    attention = v41_attention(capability).name
-    row, alignment = v41_record(capability)
+    attention = v41_attention(capability, flashinfer).name
+    row, alignment = (2 * caches.head_dim, V41_FLASHINFER_ALIGNMENT) if flashinfer else v41_record(capability)
     # 0.33.0's MXFP8 records: the block stride holds whole rows of both records (one width here)
-    swa_stride = row if record_stride and capability[0] == V41_MXFP8_MAJOR else None
+    swa_stride = row if record_stride and capability[0] == V41_MXFP8_MAJOR and not flashinfer else None
 
     def spec(kind: LayerKind, blk: int, head: int, content: int, dtype: str, **kw: Any) -> AttentionSpec:
         backend = V41_RING_BACKEND if kind is LayerKind.DSV41_RING else attention
@@ -985,11 +1093,15 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
             "asserts a ratio of at most 1 there (AssertionError)",
         )
     spec_tokens = args.num_speculative_tokens if args.speculative_method else 0
-    specs = v41_specs(caches, block, spec_tokens, cap, version in V41_KERNEL_ALIGNED, version in V41_RECORD_STRIDE)
+    # FlashInfer's layers named on SM 10.x (engine_args_v41 keeps the name for them)
+    flashinfer = args.attention_backend == V41_FLASHINFER_NAME and cap[0] == V41_MXFP8_MAJOR
+    specs = v41_specs(
+        caches, block, spec_tokens, cap, version in V41_KERNEL_ALIGNED, version in V41_RECORD_STRIDE, flashinfer
+    )
     stages = v41_stages(caches, specs, args)
     if args.block_size is None:
         names = [
-            v41_attention(cap).name,
+            v41_attention(cap, flashinfer).name,
             *V41_BACKENDS,
             *([V41_RING_BACKEND] if 2 in (caches.compress_ratios[s] for s in caches.kv_sources) else []),
         ]
@@ -999,5 +1111,12 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
     replay = version in V41_BOUNDED_REPLAY and uses_v2_model_runner(model, args, cfg.drafter, cfg.rules)
     hash_block = None if replay else min(block, V41_SWA_BLOCK)
     return PackedLayers(
-        specs, group_specs(specs), stages, block, v41_attention(cap), "fp8_ds_mla", len(specs), hash_block
+        specs,
+        group_specs(specs),
+        stages,
+        block,
+        v41_attention(cap, flashinfer),
+        "auto" if flashinfer else "fp8_ds_mla",
+        len(specs),
+        hash_block,
     )
