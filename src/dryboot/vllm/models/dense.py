@@ -969,6 +969,13 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         for i in range(n)
     )
     experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
+    if architecture == "Param2MoEForCausalLM" and "num_experts" in f.data and f.data["num_experts"] is None:
+        # param2moe.py then builds no MoE block at all (a dense model): not recorded, so not planned
+        raise InputError(
+            f.source,
+            f.where("num_experts"),
+            "Param2MoEForCausalLM without routed experts (num_experts null) is not modelled by dryboot",
+        )
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default

@@ -287,7 +287,8 @@ DEEPSEEK_V1 = (
     "plain multi-head attention (DeepseekAttention: no qk_nope_head_dim / qk_rope_head_dim) beside MoE blocks, but "
     "no verbatim published copy of that config file was found (deepseek-ai/DeepSeek-MoE on GitHub ships none; the "
     "configuration_deepseek.py files found are DeepSeek-V2 / V3 classes or modified DeepseekConfig copies, e.g. "
-    "inference engines' ports), so no engine start of it was recorded: not verified offline"
+    "inference engines' ports; the Hub's deepseek-ai/deepseek-moe-16b-base ships it, 10.2 kB, of which only page "
+    "excerpts are reachable offline), so no engine start of it was recorded: not verified offline"
 )
 #: the architectures below stay refused after session 26's search for their checkpoints' config files
 STEP1 = (
