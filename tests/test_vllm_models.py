@@ -533,6 +533,21 @@ def test_longcat_flash_two_mla_caches_per_decoder_layer() -> None:
     assert bad.where == "num_hidden_layers"
 
 
+def test_param2moe_reads_its_own_config_class_and_splits_kv_heads_over_tp() -> None:
+    # Param2MoEConfig (remote code) defaults: 20 layers, 16 heads, 4 KV heads of 128, first_k_dense_replace 1
+    m = _geo("Param2MoEForCausalLM", "param2moe")
+    assert m.layer_kinds == (LayerKind.FULL,) * 20 and (m.num_kv_heads, m.head_dim) == (4, 128)
+    assert m.parallel.first_moe_layer == 1
+    # head_dim null: hidden_size // num_attention_heads, as the config class and param2moe.py write it
+    narrow = _geo("Param2MoEForCausalLM", "param2moe", head_dim=None, hidden_size=512, num_attention_heads=8)
+    assert narrow.head_dim == 64
+    # Param2MoEAttention asserts TP divides the KV heads (no replication below TP)
+    family_of(m).verify(m, 4)
+    with pytest.raises(InputError, match=r"num_key_value_heads \(4\) must be divisible by tensor-parallel world size"):
+        family_of(m).verify(m, 8)
+    assert _refused("Param2MoEForCausalLM", "param2moe", num_experts=None).where == "num_experts"
+
+
 def test_glm4_moe_lite_is_deepseek_mla_with_its_own_refusals() -> None:
     cfg = {"num_hidden_layers": 3, "first_k_dense_replace": 1}
     m = _geo("Glm4MoeLiteForCausalLM", "glm4_moe_lite", **cfg)

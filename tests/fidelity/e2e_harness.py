@@ -1446,7 +1446,7 @@ SAME_REFUSAL: list[tuple[tuple[str, ...], str, str, str]] = [
     ),
     (
         ("RuntimeError", "AssertionError"),
-        r"No \w+ layers? found\s+in (?:the )?model(?:\.layers)?",
+        r"No \w+(?: layers?)? found\s+in (?:the )?model(?:\.layers)?",
         r"finds no MoE layer",
         "a pipeline stage holding only dense layers of an MoE model",
     ),

@@ -41,6 +41,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MiniCPMForCausalLM": "the checkpoint's own MiniCPMConfig (remote code), minicpm.py's attention",
         "MiMoForCausalLM": "the checkpoint's own MiMoConfig (remote code, a Qwen2Config), qwen2.py's layers",
         "BailingMoeForCausalLM": "the checkpoint's own BailingMoeConfig (remote code): its default window slides",
+        "Param2MoEForCausalLM": "the checkpoint's own Param2MoEConfig (remote code): TP splits its KV heads",
         # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
@@ -55,6 +56,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
     },
     "0.29.0": {
+        # param2moe.py changed its MoE gate / runner in this range; its attention (TP splits the KV heads) did not
+        "Param2MoEForCausalLM": "the checkpoint's own Param2MoEConfig (remote code): TP splits its KV heads",
         # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
         "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
@@ -74,6 +77,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.30.0": {
+        # param2moe.py changed its MoE gate / runner in this range; its attention (TP splits the KV heads) did not
+        "Param2MoEForCausalLM": "the checkpoint's own Param2MoEConfig (remote code): TP splits its KV heads",
         # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
         # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
         "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
@@ -106,6 +111,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.31.0": {
+        # param2moe.py changed its MoE gate / runner in this range; its attention (TP splits the KV heads) did not
+        "Param2MoEForCausalLM": "the checkpoint's own Param2MoEConfig (remote code): TP splits its KV heads",
         # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
         # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
         "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
@@ -149,6 +156,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.32.0": {
+        # param2moe.py changed its MoE gate / runner in this range; its attention (TP splits the KV heads) did not
+        "Param2MoEForCausalLM": "the checkpoint's own Param2MoEConfig (remote code): TP splits its KV heads",
         # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
         # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
         "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",
@@ -206,6 +215,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MiniCPMForCausalLM": "the checkpoint's own MiniCPMConfig (remote code), minicpm.py's attention",
         "MiMoForCausalLM": "the checkpoint's own MiMoConfig (remote code, a Qwen2Config), qwen2.py's layers",
         "BailingMoeForCausalLM": "the checkpoint's own BailingMoeConfig (remote code): its default window slides",
+        "Param2MoEForCausalLM": "the checkpoint's own Param2MoEConfig (remote code): TP splits its KV heads",
         # DeepSeek-V4.1 (vllm/models/deepseek_v41): compressed caches on its KV source layers only, every layer's
         # sliding-window cache, repeat-pattern packing (test_deepseek_v41.py records more cases)
         "DeepseekV41ForCausalLM": "its KV source layers' compressed caches beside every layer's sliding window",

@@ -401,6 +401,22 @@ DECODERS: dict[str, Decoder] = {
         required=("num_key_value_heads",),
         attention_suffix="attention.attn",
     ),
+    # param2moe.py (0.27.1-0.33.0): Param2MoEAttention, config.head_dim (else hidden_size //
+    # num_attention_heads), num_key_value_heads split over TP with no replication (TP must divide
+    # them: asserted, :data:`KV_HEADS_SPLIT`), no window; the first first_k_dense_replace layers dense
+    # (a stage needs an MoE layer). The config class is the checkpoint's own Param2MoEConfig (remote
+    # code, auto_map: BharatGen's converter writes it beside config.json), whose defaults these are
+    "Param2MoEForCausalLM": Decoder(
+        "param2moe.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_hidden_layers": 20,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "hidden_size": 2048,
+            "head_dim": 128,
+        },
+    ),
     "InternLM3ForCausalLM": Decoder(
         "llama.py",
         {"max_position_embeddings": 32768, "head_dim": 128},
@@ -953,6 +969,13 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         for i in range(n)
     )
     experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
+    if architecture == "Param2MoEForCausalLM" and "num_experts" in f.data and f.data["num_experts"] is None:
+        # param2moe.py then builds no MoE block at all (a dense model): not recorded, so not planned
+        raise InputError(
+            f.source,
+            f.where("num_experts"),
+            "Param2MoEForCausalLM without routed experts (num_experts null) is not modelled by dryboot",
+        )
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
@@ -1120,6 +1143,7 @@ def _vision_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int],
 #: leading layers are dense, and its config-class default.
 _FIRST_MOE_FIELD: dict[str, tuple[str, int]] = {
     "AfmoeForCausalLM": ("num_dense_layers", 1),
+    "Param2MoEForCausalLM": ("first_k_dense_replace", 1),
     "HYV3ForCausalLM": ("first_k_dense_replace", 1),
     "Glm4MoeForCausalLM": ("first_k_dense_replace", 1),
 }
@@ -1224,11 +1248,25 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     )
 
 
-def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
-    """The MoE block's refusal of more tensor-parallel ranks than routed experts.
+#: architectures whose attention splits ``num_key_value_heads`` over the tensor-parallel ranks with
+#: no replication below TP: TP must divide them (``param2moe.py``'s ``Param2MoEAttention`` asserts it)
+KV_HEADS_SPLIT = frozenset({"Param2MoEForCausalLM"})
 
-    :raises InputError: naming the experts key and vLLM's message.
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """The MoE block's refusal of more tensor-parallel ranks than routed experts, and an attention
+    that splits its KV heads over TP without replicating them (:data:`KV_HEADS_SPLIT`).
+
+    :raises InputError: naming the experts key (or ``num_key_value_heads``) and vLLM's message.
     """
+    if model.architecture in KV_HEADS_SPLIT and model.num_kv_heads % tensor_parallel_size:
+        raise InputError(
+            model.source,
+            "num_key_value_heads",
+            f"num_key_value_heads ({model.num_kv_heads}) must be divisible by tensor-parallel world size "
+            f"({tensor_parallel_size}). (vLLM's {model.architecture} attention, AssertionError while building the "
+            "model)",
+        )
     for path, heads in model.parallel.tower_heads:
         if heads % tensor_parallel_size:
             raise InputError(

@@ -274,7 +274,7 @@ BLOOM_ALIBI = (
     "device, so it is not verified"
 )
 #: REMOTE (issue 37): vLLM reads these offline under --trust-remote-code when the checkpoint's
-#: configuration_*.py sits beside config.json (recorded for InternLM2, MiniCPM, MiMo and Bailing, which
+#: configuration_*.py sits beside config.json (recorded for InternLM2, MiniCPM, MiMo, Bailing and Param2, which
 #: dryboot now plans: tests/fidelity/data/remote-code); the architectures left here lack that file in the corpus
 REMOTE = (
     "its config class is remote code (its model_type is in neither transformers nor vLLM's config registry, "
@@ -286,7 +286,33 @@ DEEPSEEK_V1 = (
     "configuration_deepseek.py: in neither transformers nor vLLM's config registry); deepseek_v2.py builds it as "
     "plain multi-head attention (DeepseekAttention: no qk_nope_head_dim / qk_rope_head_dim) beside MoE blocks, but "
     "no verbatim published copy of that config file was found (deepseek-ai/DeepSeek-MoE on GitHub ships none; the "
-    "copies found were modified), so no engine start of it was recorded: not verified offline"
+    "configuration_deepseek.py files found are DeepSeek-V2 / V3 classes or modified DeepseekConfig copies, e.g. "
+    "inference engines' ports; the Hub's deepseek-ai/deepseek-moe-16b-base ships it, 10.2 kB, of which only page "
+    "excerpts are reachable offline), so no engine start of it was recorded: not verified offline"
+)
+#: the architectures below stay refused after session 26's search for their checkpoints' config files
+STEP1 = (
+    "its config class is remote code (model_type step1, the Step-Audio checkpoints' configuration_step1.py, "
+    "e.g. stepfun-ai/Step-Audio-EditX: in neither transformers nor vLLM 0.27.1-0.33.0's config registry) and no "
+    "verbatim copy of it was found (stepfun-ai/Step-Audio and Step-Audio-EditX on GitHub ship none; the Step1Config "
+    "classes found are modified copies inside modeling files or a later vLLM's own); besides, step1.py computes its "
+    "ALiBi slopes as tensors and reads them back while it builds the model, which vLLM cannot do on the meta device "
+    "(NotImplementedError: Cannot copy out of meta tensor, seen on 0.33.0 with a stand-in config class): not "
+    "verified offline"
+)
+PLAMO3 = (
+    "its config class is remote code (model_type plamo3, the pfnet/plamo-3-nict-* checkpoints' "
+    "configuration_plamo3.py: in neither transformers nor vLLM 0.27.1-0.33.0's config registry; plamo3.py reads "
+    "the interleaved_sliding_window, layer_types and rope_parameters that class derives from window_size and "
+    "sliding_window_pattern); the three differing copies found (window_size default 128 or 2048, "
+    "interleaved_sliding_window an attribute or a property) trace to no revision of those checkpoints (pfnet's "
+    "GitHub repositories ship none), so no engine start of it was recorded: not verified offline"
+)
+LONGCAT_NGRAM = (
+    "LongCat-Flash-Lite's config: vLLM 0.27.1-0.31.0 read it only as remote code (its config.json names no "
+    "model_type, only auto_map), 0.32.0+ as transformers' LongcatFlashConfig; neither its published config.json nor "
+    "its configuration file was found, and its model (longcat_flash_ngram.py: n-gram embedding tables, per-request "
+    "n-gram state, the V2 model runner only) is not modelled: not verified offline"
 )
 NEEDS_CUDA = (
     "vLLM 0.28.0 needs CUDA to build this model (its MoE layer allocates on the GPU at construction), so "
@@ -427,7 +453,7 @@ REASONS: dict[str, str] = {
     "Llama_Nemotron_Nano_VL": LLAMA_NEMOTRON_VL,
     "LlavaOnevision2ForConditionalGeneration": LLAVA_OV2,
     "LongCatFlashMTPModel": SPEC_MTP,
-    "LongcatFlashNgramForCausalLM": REMOTE,
+    "LongcatFlashNgramForCausalLM": LONGCAT_NGRAM,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,
     "MiMoMTPModel": SPEC_MTP,
@@ -463,7 +489,6 @@ REASONS: dict[str, str] = {
     "PanguEmbeddedForCausalLM": PANGU,
     "PanguProMoEV2ForCausalLM": PANGU,
     "PanguUltraMoEForCausalLM": PANGU,
-    "Param2MoEForCausalLM": REMOTE,
     "ParseAuxMTPModel": SPEC_MTP,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
@@ -471,7 +496,7 @@ REASONS: dict[str, str] = {
     "Phi4ForCausalLMV": PHI4SIGLIP,
     "Phi4MMForCausalLM": PHI4MM,
     "PixtralForConditionalGeneration": MISTRAL_FORMAT,
-    "Plamo3ForCausalLM": REMOTE,
+    "Plamo3ForCausalLM": PLAMO3,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
     "Qwen3OmniDSparkModel": SPEC_DSPARK,
@@ -481,7 +506,7 @@ REASONS: dict[str, str] = {
     "RForConditionalGeneration": VLLM_TESTS_ONLY,
     "SkyworkR1VChatModel": SKYWORK_R1V,
     "SolarForCausalLM": REMOTE,
-    "Step1ForCausalLM": REMOTE,
+    "Step1ForCausalLM": STEP1,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": STEP_TEXT,
     "StepVLForConditionalGeneration": VLLM_TESTS_ONLY,
