@@ -65,13 +65,24 @@ REMOTE_CODE: dict[str, Path] = {
     "MiniCPMForCausalLM": H.REMOTE_CODE / "minicpm",
     "MiMoForCausalLM": H.REMOTE_CODE / "mimo",
     "BailingMoeForCausalLM": H.REMOTE_CODE / "bailing_moe",
+    "BailingMoeV2ForCausalLM": H.REMOTE_CODE / "bailing_moe_v2",
+    "TeleChat2ForCausalLM": H.REMOTE_CODE / "telechat2",
     # remote_code_cases.REMOTE_CODE_DIRS: the InternVL chat class (its own recorded cases there)
     **{arch: H.REMOTE_CODE / d for arch, d in remote_code_cases.REMOTE_CODE_DIRS.items()},
 }
 #: of :data:`REMOTE_CODE`, the architectures whose first flag set records vLLM's refusal without
 #: --trust-remote-code (every later set and the config-defaults cases give it); the others give it in
 #: every set (their refusal without it is recorded in ``wrapper_cases.py``)
-UNTRUSTED_FIRST = frozenset({"InternLM2ForCausalLM", "MiniCPMForCausalLM", "MiMoForCausalLM", "BailingMoeForCausalLM"})
+UNTRUSTED_FIRST = frozenset(
+    {
+        "InternLM2ForCausalLM",
+        "MiniCPMForCausalLM",
+        "MiMoForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "TeleChat2ForCausalLM",
+    }
+)
 TRUST = "--trust-remote-code"
 
 
