@@ -1,6 +1,6 @@
 """Record a release's engine start on the remote-code wrapper cases of ``remote_code_cases.py``.
 
-    python3 tests/fidelity/record_remote_code_mm.py ~/.cache/dryboot/boot-env/0.33.0/bin/python
+    python3 tests/fidelity/record_remote_code_mm.py ~/.cache/dryboot/boot-env/0.33.0/bin/python [CASE...]
 
 Runs ``src/dryboot/boot/engine_start.py`` in that environment over every case (the config and the
 checkpoint's config Python files in one directory) and writes ``data/remote-code/vllm-<release>.json``:
@@ -22,15 +22,16 @@ import remote_code_cases as Q
 
 
 def main() -> int:
-    python = sys.argv[1]
+    python, only = sys.argv[1], set(sys.argv[2:])  # case ids given: only those re-recorded, the rest kept
     version = H.vllm_version(python)
+    todo = {cid: c for cid, c in Q.CASES.items() if not only or cid in only}
     with tempfile.TemporaryDirectory() as tmp:
-        inputs = [{"id": cid, "model": Q.model_dir(Path(tmp), cid), "argv": c[2]} for cid, c in Q.CASES.items()]
+        inputs = [{"id": cid, "model": Q.model_dir(Path(tmp), cid), "argv": c[2]} for cid, c in todo.items()]
         res = H.OracleRunner(python, jobs=1).run(inputs)
     if H.crashed_cases(res):
         return 1
-    out = {}
-    for cid, (path, _, argv) in Q.CASES.items():
+    out = Q.recorded(version) if only else {}
+    for cid, (path, _, argv) in todo.items():
         kept = H.kept_answer(res[cid], H.LOGGED_KEPT, 500)
         kept.pop("kv_log", None)
         out[cid] = {"config": path, "argv": argv, "vllm": kept}

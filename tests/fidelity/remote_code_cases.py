@@ -6,7 +6,8 @@ published config (``published/``) or a tiny one in the published layout (``tiny/
 ``record_remote_code_mm.py`` records what each release's engine start does with every case
 (``data/remote-code/vllm-<release>.json``); ``test_remote_code_mm.py`` checks dryboot against that
 record. The per-architecture cases of the same wrappers (``test_architectures.REMOTE_CODE_DIRS``)
-are recorded with the other architectures.
+are recorded with the other architectures. A remote-code text model's case that its tiny per-architecture config
+cannot hold (``telechat2-nokv``, ``bailing-v2-*``: refusals and an all-dense Bailing-V2) is recorded here too.
 """
 
 from __future__ import annotations
@@ -68,6 +69,17 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
         "internvl_chat_v2",
         [*SHORT, "--language-model-only", *TRUST],
     ),
+    # TeleChat2's own Telechat2Config without num_key_value_heads: vLLM's ModelConfig refuses None KV heads
+    "telechat2-nokv": ("telechat2/tiny/telechat2-nokv.json", "telechat2", [*SHORT, *TRUST]),
+    # ... and without tie_word_embeddings (Telechat2Config sets none, llama.py reads it)
+    "telechat2-notie": ("telechat2/tiny/telechat2-notie.json", "telechat2", [*SHORT, *TRUST]),
+    # Bailing-V2's own BailingMoeV2Config: no norm_topk_prob (BailingMoE reads it), a softmax router beside
+    # the default expert bias (BailingMoE asserts), and every layer dense (no MoE layer reads either)
+    "bailing-v2-no-norm-topk": ("bailing_moe_v2/tiny/bailing-v2-no-norm-topk.json", "bailing_moe_v2", [*SHORT, *TRUST]),
+    "bailing-v2-softmax-bias": ("bailing_moe_v2/tiny/bailing-v2-softmax-bias.json", "bailing_moe_v2", [*SHORT, *TRUST]),
+    # Bailing (V1)'s BailingMoeConfig has no expert bias: a sigmoid router fails BailingMoE's assertion
+    "bailing-v1-sigmoid": ("bailing_moe/tiny/bailing-v1-sigmoid.json", "bailing_moe", [*SHORT, *TRUST]),
+    "bailing-v2-dense": ("bailing_moe_v2/tiny/bailing-v2-dense.json", "bailing_moe_v2", [*SHORT, *TRUST]),
 }
 
 

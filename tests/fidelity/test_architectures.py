@@ -66,6 +66,8 @@ REMOTE_CODE: dict[str, Path] = {
     "MiMoForCausalLM": H.REMOTE_CODE / "mimo",
     "BailingMoeForCausalLM": H.REMOTE_CODE / "bailing_moe",
     "Param2MoEForCausalLM": H.REMOTE_CODE / "param2moe",
+    "BailingMoeV2ForCausalLM": H.REMOTE_CODE / "bailing_moe_v2",
+    "TeleChat2ForCausalLM": H.REMOTE_CODE / "telechat2",
     # remote_code_cases.REMOTE_CODE_DIRS: the InternVL chat class (its own recorded cases there)
     **{arch: H.REMOTE_CODE / d for arch, d in remote_code_cases.REMOTE_CODE_DIRS.items()},
 }
@@ -73,7 +75,15 @@ REMOTE_CODE: dict[str, Path] = {
 #: --trust-remote-code (every later set and the config-defaults cases give it); the others give it in
 #: every set (their refusal without it is recorded in ``wrapper_cases.py``)
 UNTRUSTED_FIRST = frozenset(
-    {"InternLM2ForCausalLM", "MiniCPMForCausalLM", "MiMoForCausalLM", "BailingMoeForCausalLM", "Param2MoEForCausalLM"}
+    {
+        "InternLM2ForCausalLM",
+        "MiniCPMForCausalLM",
+        "MiMoForCausalLM",
+        "BailingMoeForCausalLM",
+        "Param2MoEForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "TeleChat2ForCausalLM",
+    }
 )
 TRUST = "--trust-remote-code"
 

@@ -327,6 +327,17 @@ for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
         "its linear-attention states beside MLA layers (BailingHybridConfig: head_dim = qk_rope_head_dim)"
     )
 
+# remote-code text configs of session 26 (issue 37; the checkpoints' own configuration_*.py in
+# tests/fidelity/data/remote-code, read under --trust-remote-code), in every release's registry and
+# recorded on each: Bailing-V2 (bailing_moe.py changed between releases) and TeleChat2 (llama.py's LlamaModel)
+for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+    ARCHITECTURES[_release]["BailingMoeV2ForCausalLM"] = (
+        "the checkpoint's own BailingMoeV2Config (remote code), bailing_moe.py's attention"
+    )
+    ARCHITECTURES[_release]["TeleChat2ForCausalLM"] = (
+        "the checkpoint's own Telechat2Config (remote code, n_layer / n_head), llama.py's LlamaModel"
+    )
+
 # Whisper (whisper.py, the same layers in every release): the decoder's self-attention and
 # cross-attention caches (CrossAttentionSpec sized by the scheduler's encoder input budget)
 for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):

@@ -23,6 +23,12 @@ from dryboot.vllm.model_executor.model_loader.weights import rank_weights
 #: case id -> (what vLLM's recorded error says, what dryboot's refusal says), on every release
 REFUSED: dict[str, tuple[str, str]] = {
     "internvl3-1b-untrusted": ("trust_remote_code=True", "Transformers does not recognize this architecture"),
+    # TeleChat2 (a text model) without num_key_value_heads: its own Telechat2Config leaves them None
+    "telechat2-nokv": ("total_num_kv_heads", "total_num_kv_heads: Input should be a valid integer"),
+    "telechat2-notie": ("no attribute 'tie_word_embeddings'", "no attribute 'tie_word_embeddings'"),
+    "bailing-v2-no-norm-topk": ("no attribute 'norm_topk_prob'", "no attribute 'norm_topk_prob'"),
+    "bailing-v2-softmax-bias": ("AssertionError", "score_function and correction_bias should be in 2 combination"),
+    "bailing-v1-sigmoid": ("AssertionError", "score_function and correction_bias should be in 2 combination"),
 }
 
 

@@ -115,6 +115,97 @@ def _granite_swa_types(f: ConfigFields, n: int) -> list[str]:
     return [FULL if i % 4 == 0 else SLIDING for i in range(n)]
 
 
+#: the refusal of a name Telechat2Config also takes for one of its fields
+_TELECHAT2_ALIAS = "Telechat2Config's other name for {} is not modelled (give that key instead)"
+#: Telechat2Config pops ``num_key_value_heads`` from the file (None when absent), and vLLM's
+#: ModelConfig validates the KV heads it reads from the config (recorded on 0.28.0 and 0.33.0)
+TELECHAT2_NO_KV_HEADS = (
+    "total_num_kv_heads: Input should be a valid integer, got None (the checkpoint's Telechat2Config leaves "
+    "num_key_value_heads None when config.json omits it; vLLM's ModelConfig validation)"
+)
+#: Telechat2Config sets no ``tie_word_embeddings`` of its own (transformers 5's PretrainedConfig neither),
+#: and llama.py's LlamaModel / LlamaForCausalLM read it (recorded on 0.28.0 and 0.33.0)
+TELECHAT2_NO_TIE = (
+    "AttributeError: 'Telechat2Config' object has no attribute 'tie_word_embeddings' (vLLM's llama.py reads it; "
+    "the checkpoint's config class sets it only from config.json)"
+)
+
+
+#: bailing_moe.py's BailingMoE (0.27.1-0.33.0): the router's score function and expert bias pairing it asserts
+BAILING_SCORE_ASSERT = (
+    "AssertionError: score_function and correction_bias should be in 2 combination (softmax, None) or "
+    "(sigmoid, not None) (vLLM's BailingMoE, the expert bias from moe_router_enable_expert_bias)"
+)
+
+
+@dataclass(frozen=True)
+class BailingMoeClass:
+    """What a Bailing checkpoint's own config class defaults of the keys vLLM's ``BailingMoE`` reads.
+
+    :param name: the config class.
+    :param first_dense: ``first_k_dense_replace``'s default (the dense layers before the MoE ones).
+    :param expert_bias: ``moe_router_enable_expert_bias``'s default (False: no attribute, which
+        ``BailingMoE`` reads with getattr).
+    :param norm_topk_prob: the class defines ``norm_topk_prob`` (else an absent key is an
+        ``AttributeError`` in every MoE layer).
+    """
+
+    name: str
+    first_dense: int
+    expert_bias: bool
+    norm_topk_prob: bool
+
+
+#: architecture -> its checkpoints' config class (remote code: tests/fidelity/data/remote-code)
+BAILING_MOE_CLASSES = {
+    "BailingMoeForCausalLM": BailingMoeClass("BailingMoeConfig", 0, expert_bias=False, norm_topk_prob=True),
+    "BailingMoeV2ForCausalLM": BailingMoeClass("BailingMoeV2Config", 1, expert_bias=True, norm_topk_prob=False),
+}
+
+
+def _bailing_moe(f: ConfigFields, n: int, cls: BailingMoeClass) -> None:
+    """What vLLM's ``BailingMoE`` (``bailing_moe.py``: every layer from ``first_k_dense_replace`` on)
+    reads of the checkpoint's own config class and fails on at construction.
+
+    :param n: the decoder layers.
+    :raises InputError: ``first_k_dense_replace`` not an integer (vLLM compares it with the layer
+        index); with MoE layers, ``norm_topk_prob`` absent where the class sets none
+        (``AttributeError``), or a ``score_function`` that does not pair with the expert bias as
+        ``BailingMoE`` asserts.
+    """
+    first_dense = f.data.get("first_k_dense_replace", cls.first_dense)
+    if not isinstance(first_dense, int) or isinstance(first_dense, bool):
+        raise InputError(
+            f.source, f.where("first_k_dense_replace"), f"must be an integer, got {first_dense!r} (vLLM's BailingMoe)"
+        )
+    if first_dense >= n:
+        return  # every layer a dense BailingMLP
+    if not cls.norm_topk_prob and "norm_topk_prob" not in f.data:
+        raise InputError(
+            f.source,
+            f.where("norm_topk_prob"),
+            f"AttributeError: '{cls.name}' object has no attribute 'norm_topk_prob' (vLLM's BailingMoE reads it "
+            "in every layer from first_k_dense_replace on; the checkpoint's config class sets none)",
+        )
+    score = f.data.get("score_function")
+    bias = bool(f.data.get("moe_router_enable_expert_bias", cls.expert_bias))
+    if score is not None and (score, bias) not in (("softmax", False), ("sigmoid", True)):
+        raise InputError(f.source, f.where("score_function"), BAILING_SCORE_ASSERT)
+
+
+def _telechat2_fields(f: ConfigFields) -> None:
+    """The fields TeleChat2's own ``Telechat2Config`` leaves unset or None when ``config.json`` omits
+    them, which vLLM's ``telechat2.py`` (``LlamaModel``) and ``ModelConfig`` need.
+
+    :raises InputError: ``num_key_value_heads`` absent or null (ModelConfig's validation), or
+        ``tie_word_embeddings`` absent (AttributeError at model construction).
+    """
+    if f.get("num_key_value_heads") is None:
+        raise InputError(f.source, f.where("num_key_value_heads"), TELECHAT2_NO_KV_HEADS)
+    if "tie_word_embeddings" not in f.data:  # an explicit null is an attribute vLLM reads as false
+        raise InputError(f.source, f.where("tie_word_embeddings"), TELECHAT2_NO_TIE)
+
+
 #: the ``vllm_file`` of the architectures vLLM serves through its Transformers modeling backend
 TRANSFORMERS_BACKEND = "transformers/causal.py"
 
@@ -415,6 +506,38 @@ DECODERS: dict[str, Decoder] = {
             "num_key_value_heads": 4,
             "hidden_size": 2048,
             "head_dim": 128,
+        },
+    ),
+    # bailing_moe.py (0.27.1-0.33.0): BailingMoeV2ForCausalLM is BailingMoeForCausalLM (the same
+    # BailingAttention: config.head_dim, else hidden_size // num_attention_heads); the checkpoint's
+    # own BailingMoeV2Config (remote code, auto_map) defaults head_dim 128 and 4 KV heads and has no
+    # sliding_window of its own (a file's key is kept, and vLLM slides every layer by it, as for V1)
+    "BailingMoeV2ForCausalLM": Decoder(
+        "bailing_moe.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_hidden_layers": 20,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "hidden_size": 2048,
+            "head_dim": 128,
+        },
+        attention_suffix="attention.attn",
+    ),
+    # telechat2.py (0.27.1-0.33.0): TeleChat2Model is llama.py's LlamaModel on the checkpoint's own
+    # Telechat2Config (remote code, auto_map), whose attribute_map reads the layers and heads as
+    # n_layer / n_head (defaults 30, 32); LlamaAttention: head_dim, else hidden_size // heads; no
+    # window, no layer_types
+    "TeleChat2ForCausalLM": Decoder(
+        "telechat2.py",
+        {"n_layer": 30, "n_head": 32, "hidden_size": 4096},
+        keys={"num_hidden_layers": "n_layer", "num_attention_heads": "n_head"},
+        # the names Telechat2Config takes for them too (attribute_map, its n_embed kwarg): which one
+        # the class keeps when a file gives both is not modelled
+        refuse_keys={
+            "num_hidden_layers": _TELECHAT2_ALIAS.format("n_layer"),
+            "num_attention_heads": _TELECHAT2_ALIAS.format("n_head"),
+            "n_embed": _TELECHAT2_ALIAS.format("hidden_size"),
         },
     ),
     "InternLM3ForCausalLM": Decoder(
@@ -929,6 +1052,10 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
     if not f.given(layers_key) and f.given("num_hidden_layers"):
         layers_key = "num_hidden_layers"
     n = f.integer(layers_key, maximum=MAX_LAYERS)
+    if architecture == "TeleChat2ForCausalLM":
+        _telechat2_fields(f)
+    if architecture in BAILING_MOE_CLASSES:
+        _bailing_moe(f, n, BAILING_MOE_CLASSES[architecture])
     attn = heads(f, spec)
     sw = _window(f, spec)
     types = layer_types(f, n)

@@ -274,12 +274,39 @@ BLOOM_ALIBI = (
     "device, so it is not verified"
 )
 #: REMOTE (issue 37): vLLM reads these offline under --trust-remote-code when the checkpoint's
-#: configuration_*.py sits beside config.json (recorded for InternLM2, MiniCPM, MiMo, Bailing and Param2, which
-#: dryboot now plans: tests/fidelity/data/remote-code); the architectures left here lack that file in the corpus
+#: configuration_*.py sits beside config.json (recorded for InternLM2, MiniCPM, MiMo, Bailing, Bailing-V2,
+#: TeleChat2 and Param2, which dryboot now plans: tests/fidelity/data/remote-code); the architectures left here
+#: lack that file in the corpus
 REMOTE = (
     "its config class is remote code (its model_type is in neither transformers nor vLLM's config registry, "
     "0.27.1-0.33.0): vLLM reads it only under --trust-remote-code with the checkpoint's own configuration_*.py, "
     "which is not in dryboot's fidelity corpus, so no engine start of it was recorded: not verified offline"
+)
+#: issue 37, session 26: the remote-code text models whose checkpoints' config class was searched for
+#: (GitHub mirrors of the checkpoints, the authors' repositories) and not found verbatim
+_REMOTE_HEAD = (
+    "its config class is remote code ({what}: in neither transformers nor vLLM's config registry, 0.27.1-0.33.0); "
+)
+_REMOTE_TAIL = ", so no engine start of it was recorded: not verified offline"
+ORION = (
+    _REMOTE_HEAD.format(what="model_type orion, the Orion-14B checkpoints' configuration_orion.py")
+    + "no verbatim copy of that file was found (OrionStarAI/Orion on GitHub ships none; the one copy found is an "
+    "adapted one in vLLM's own repository, vllm/transformers_utils/configs/orion.py)" + _REMOTE_TAIL
+)
+SOLAR = (
+    _REMOTE_HEAD.format(what="model_type solar, upstage/solar-pro-preview-instruct's configuration_solar.py")
+    + "no verbatim copy of that file was found (the SolarConfig classes found sit inside other projects' modeling "
+    "code, one with its own edits)" + _REMOTE_TAIL
+)
+TELECHAT3 = (
+    _REMOTE_HEAD.format(what="model_type telechat3, the TeleChat3 checkpoints' configuration_telechat3.py")
+    + "vLLM builds it as llama.py's LlamaForCausalLM, but the one copy of that file found names no repository or "
+    "commit to cite (Tele-AI/TeleChat3 on GitHub ships none)" + _REMOTE_TAIL
+)
+TELEFLM = (
+    _REMOTE_HEAD.format(what="the Tele-FLM / FLM-2 checkpoints' configuration_teleflm.py")
+    + "no verbatim copy of that file was found (the one TeleFLMConfig found is FLM-Audio's, with audio fields "
+    "added, in a fork of s3prl)" + _REMOTE_TAIL
 )
 DEEPSEEK_V1 = (
     "its config class is remote code (model_type deepseek, the deepseek-moe-16b checkpoints' "
@@ -394,7 +421,6 @@ REASONS: dict[str, str] = {
     "AliceAIForCausalLM": ALICE_AI,
     "ArcticForCausalLM": NEEDS_CUDA,
     "BailingMoeV25MTPModel": SPEC_MTP,
-    "BailingMoeV2ForCausalLM": REMOTE,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
     "BeeForConditionalGeneration": VLLM_TESTS_ONLY,
@@ -481,7 +507,7 @@ REASONS: dict[str, str] = {
     "OpenCUAForConditionalGeneration": OPENCUA,
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
-    "OrionForCausalLM": REMOTE,
+    "OrionForCausalLM": ORION,
     "Ovis2_5": OVIS2_5,
     "Ovis2_6ForCausalLM": OVIS2_5,
     "Ovis2_6_MoeForCausalLM": OVIS2_5,
@@ -505,14 +531,13 @@ REASONS: dict[str, str] = {
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": VLLM_TESTS_ONLY,
     "SkyworkR1VChatModel": SKYWORK_R1V,
-    "SolarForCausalLM": REMOTE,
+    "SolarForCausalLM": SOLAR,
     "Step1ForCausalLM": STEP1,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": STEP_TEXT,
     "StepVLForConditionalGeneration": VLLM_TESTS_ONLY,
-    "TeleChat2ForCausalLM": REMOTE,
-    "TeleChat3ForCausalLM": REMOTE,
-    "TeleFLMForCausalLM": REMOTE,
+    "TeleChat3ForCausalLM": TELECHAT3,
+    "TeleFLMForCausalLM": TELEFLM,
     "VoxtralForConditionalGeneration": VOXTRAL,
     "VoxtralRealtimeGeneration": (
         "multimodal wrapper (a VoxtralForConditionalGeneration) whose model class reads its audio encoder's "
