@@ -58,6 +58,7 @@ OTHER_SETS = (
     "quant-recorded-bw33-",
     "quant-recorded-ossbf16-",
     "quant-recorded-sinksfam-",
+    "quant-recorded-trtllm-",
 )
 
 

@@ -20,6 +20,7 @@ import pytest
 import quant_cases_llama4 as l4
 from quant_harness import assert_weights, case_ids, check_live_wna16, dryboot_weights, load_recorded
 
+from dryboot.vllm.model_executor.layers.quantization.modelopt import TRTLLM_NVFP4_MOE_RELEASES
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 RECORDED = load_recorded("quant-recorded-llama4-")
@@ -34,9 +35,9 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
     if "FP8-block" in config and sm == 90 and version != "0.28.0":
         return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
-    if "ModelOpt" in config and 100 <= sm < 110 and not ("NVFP4" in config and version == "0.33.0"):
-        # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4 modelled on 0.33.0, recorded with
-        # quant_fakes' FlashInfer stand-ins; the oracle failed on the meta device before)
+    if "ModelOpt" in config and 100 <= sm < 110 and not ("NVFP4" in config and version in TRTLLM_NVFP4_MOE_RELEASES):
+        # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4 modelled on 0.27.1-0.33.0, recorded with
+        # quant_fakes' FlashInfer stand-ins and the interleave by shape; the oracle failed on the meta device before)
         return "TRT-LLM"
     return None
 
@@ -88,9 +89,11 @@ def test_corpus_size() -> None:
             "tiny-llama4-text+ModelOpt-NVFP4",
         } <= exact.get(version, set()), version
     assert n >= 350  # 86 on 0.27.1, 92 on 0.28.0, 90 on 0.30.0, 86 on 0.33.0
-    # 0.33.0 on B200: ModelOpt NVFP4 experts through FlashInfer TRT-LLM (the oracle failed there before)
-    rows = [r for r in RECORDED["0.33.0"].values() if r["gpu"] == "B200" and "ModelOpt-NVFP4" in r["config"]]
-    assert sorted(r["argv"][-1] for r in rows if r["ok"] and _refusal("0.33.0", r) is None) == ["1", "2"]
+    # B200: ModelOpt NVFP4 experts through FlashInfer TRT-LLM (the oracle failed there before; 0.27.1 / 0.28.0 /
+    # 0.30.0 / 0.32.0 re-recorded with the interleave by shape)
+    for v in ("0.27.1", "0.28.0", "0.30.0", "0.32.0", "0.33.0"):
+        rows = [r for r in RECORDED[v].values() if r["gpu"] == "B200" and "ModelOpt-NVFP4" in r["config"]]
+        assert sorted(r["argv"][-1] for r in rows if r["ok"] and _refusal(v, r) is None) == ["1", "2"], v
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)

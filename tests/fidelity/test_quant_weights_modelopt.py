@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,8 @@ def test_corpus_size() -> None:
     # 0.33.0 on B200: the uniform NVFP4 Qwen3-MoE's experts through FlashInfer TRT-LLM
     # (TrtLlmNvFp4ExpertsMonolithic: CUTLASS's sizes plus g1_scale_c [E] float32 per layer; refused before)
     assert {("0.33.0", moe, "B200", t) for t in "12"} <= exact
+    # and on 0.28.0 (re-recorded with the interleave by shape; the oracle failed there before)
+    assert {("0.28.0", moe, "B200", t) for t in "12"} <= exact
     assert len(exact) >= 44
 
 
@@ -169,14 +172,28 @@ def test_per_layer_resolution_is_vllms() -> None:
 
 
 def test_refusals_name_what_is_missing() -> None:
-    """No GPU; W4A4 NVFP4 experts on SM 10.x (FlashInfer TRT-LLM); a release not checked: refused by name."""
+    """No GPU; W4A4 NVFP4 experts on SM 10.x (FlashInfer TRT-LLM) a caller has not checked; a release not checked:
+    refused by name."""
     assert "name the GPU" in (model_weights(QWEN36).refused or "")
     moe = mo.CONFIGS / "nvidia--Qwen3-30B-A3B-NVFP4"
-    refused = model_weights(moe, compute_capability=(10, 0), sm_count=148, vllm_version="0.32.0").refused or ""
-    assert "TRT-LLM" in refused and "not modelled" in refused, refused
-    # 0.33.0: modelled, but not under expert parallelism (its all2all / modular paths not recorded)
-    ep = model_weights(moe, compute_capability=(10, 0), sm_count=148, vllm_version="0.33.0", tp=2, expert_parallel=True)
-    assert "TRT-LLM" in (ep.refused or ""), ep.refused
+    # experts whose caller has not checked FlashInfer TRT-LLM's layout (SwiGLU limits, a family not recorded)
+    from dryboot.vllm.model_executor.layers.quantization.modelopt import modelopt_experts_bytes, modelopt_quant
+
+    q = replace(modelopt_quant("NVFP4", ()), capability=100, vllm_version="0.33.0")
+    with pytest.raises(InputError, match=r"TRT-LLM .* not modelled"):
+        modelopt_experts_bytes(q, "model.layers.0.mlp.experts", 8, 1024, 384)
+    assert len(modelopt_experts_bytes(q, "model.layers.0.mlp.experts", 8, 1024, 384, plain_swiglu=True)) == 11
+    # 0.33.0: modelled under expert parallelism too (recorded on tiny configs, quant-recorded-trtllm-0.33.0.json)
+    ep = model_weights(
+        moe,
+        compute_capability=(10, 0),
+        sm_count=148,
+        vllm_version="0.33.0",
+        tp=2,
+        expert_parallel=True,
+        max_num_batched_tokens=8192,
+    )
+    assert ep.refused is None, ep.refused
     # a release whose ModelOpt MoE layouts are not checked
     assert "0.26.0" in (
         model_weights(QWEN36, compute_capability=(8, 6), sm_count=82, vllm_version="0.26.0").refused or ""
@@ -294,13 +311,12 @@ def test_nemotron_on_sm8_holds_the_counter() -> None:
         assert report.refused is None and report.stages[0].allocated_bytes == row["allocated_bytes"]
 
 
-def test_trtllm_nvfp4_experts_refuse_hidden_padding() -> None:
-    """FlashInfer TRT-LLM's NVFP4 experts: a hidden size off 256 (vLLM pads it; not recorded)
-    refused by name; the intermediate per rank padded to 64 (recorded: Qwen3-30B-A3B at TP 8)."""
+def test_trtllm_nvfp4_experts_pad_hidden_and_intermediate() -> None:
+    """FlashInfer TRT-LLM's NVFP4 experts: a hidden size off 256 padded to it (recorded: the trtllm
+    set's hidden 1152 -> 1280), the intermediate per rank padded to 64 (recorded: Qwen3-30B-A3B at TP 8)."""
     from dryboot.vllm.model_executor.layers.quantization.modelopt import trtllm_nvfp4_experts_bytes
 
-    with pytest.raises(InputError, match="padded to 256"):
-        trtllm_nvfp4_experts_bytes(8, 2880, 64)
+    assert trtllm_nvfp4_experts_bytes(8, 2880, 64) == trtllm_nvfp4_experts_bytes(8, 3072, 64)
     assert trtllm_nvfp4_experts_bytes(128, 2048, 96) == trtllm_nvfp4_experts_bytes(128, 2048, 128)
     got = trtllm_nvfp4_experts_bytes(128, 2048, 768)
     assert sum(b for _, b in got) == 128 * 3 * 2048 * 768 // 2 * 9 // 8 + 7 * 4 * 128

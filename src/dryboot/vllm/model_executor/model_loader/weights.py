@@ -1902,8 +1902,9 @@ def _moe_layer(
     elif isinstance(quant.scaled, ModelOptQuant) and quant.scaled.experts_excluded(f"{base}.experts"):
         w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")  # excluded: UnquantizedFusedMoEMethod
     elif isinstance(quant.scaled, ModelOptQuant):
-        # MOE_FAMILIES' experts: SiLU-gated, no SwiGLU limit (FlashInfer TRT-LLM on SM 10.x, 0.33.0)
-        plain = not par.expert_parallel and config.get("hidden_act", "silu") == "silu"
+        # MOE_FAMILIES' experts: SiLU-gated, no SwiGLU limit (FlashInfer TRT-LLM on SM 10.x, 0.27-0.33;
+        # expert parallelism recorded too: quant-recorded-trtllm-<release>.json)
+        plain = config.get("hidden_act", "silu") == "silu"
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r, plain_swiglu=plain), "experts")
     elif quant.scaled is not None and (
         _ct_moe(quant, family) or quant.method == "fp8" or _ct_next(quant, family, config)

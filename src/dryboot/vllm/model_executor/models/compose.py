@@ -779,8 +779,9 @@ def routed_experts_bytes(
     (``modelopt.modelopt_experts_bytes``), compressed-tensors / plain fp8 schemes
     (``fused_moe.scaled_experts_bytes``); experts the checkpoint's ignore list leaves unquantized as
     created. ``check_scheme``: a family's refusal of a scheme it has not checked. ``plain_swiglu``:
-    gated experts without SwiGLU limits nor expert parallelism (ModelOpt NVFP4 on SM 10.x, 0.33.0:
-    FlashInfer TRT-LLM's layout, ``modelopt.trtllm_nvfp4_experts_bytes``; otherwise refused there).
+    gated experts without SwiGLU limits, in a case the family has checked (ModelOpt NVFP4 on SM 10.x,
+    0.27-0.33: FlashInfer TRT-LLM's layout, ``modelopt.trtllm_nvfp4_experts_bytes``; otherwise refused
+    there).
 
     :raises InputError: what ``check_scheme`` and the experts' own functions refuse."""
     if quant.method is None:

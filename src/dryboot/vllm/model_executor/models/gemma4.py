@@ -180,8 +180,9 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         if moe:
             e_i = W._int(config, "moe_intermediate_size")
             e_r, ei_r = W.experts_per_rank(e, e_i, tp, par, "moe_intermediate_size")
-            # GELU-tanh gated experts, no SwiGLU limit (FlashInfer TRT-LLM takes GELU_TANH)
-            plain = not par.expert_parallel
+            # GELU-tanh gated experts, no SwiGLU limit (FlashInfer TRT-LLM takes GELU_TANH); recorded
+            # on 0.33.0 only (0.28-0.32: the oracle failed there, not re-recorded)
+            plain = not par.expert_parallel and par.vllm_version == "0.33.0"
             for k, nbytes in routed_experts_bytes(quant, f"{p}.experts", e_r, h, ei_r, ab, plain_swiglu=plain):
                 w.own(k, nbytes)
             if par.expert_parallel:

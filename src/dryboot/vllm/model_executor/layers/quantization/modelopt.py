@@ -25,9 +25,8 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   ``HummingNvFp4LinearKernel`` serves it (as the NVFP4 W4A4 layers there:
   :func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.humming_nvfp4_linear_bytes`).
 * NVFP4 (W4A4) MoE experts on SM 12.0 through CUTLASS: :func:`_cutlass_experts_bytes`; on SM
-  10.x through FlashInfer TRT-LLM (0.33.0, gated experts without SwiGLU limits, no expert
-  parallelism, hidden a multiple of 256): :func:`trtllm_nvfp4_experts_bytes`; other SM 10.x cases
-  refused by name.
+  10.x through FlashInfer TRT-LLM (0.27.1-0.33.0, gated experts without SwiGLU limits, the hidden
+  size padded to 256): :func:`trtllm_nvfp4_experts_bytes`; other SM 10.x cases refused by name.
 * MoE experts under ``NVFP4`` / ``W4A16_NVFP4`` (``ModelOptNvFp4FusedMoE``) through Marlin
   (``W4A16_NVFP4`` on every SM, ``NVFP4`` below SM 10.0; ``prepare_nvfp4_moe_layer_for_marlin``):
   the intermediate size per rank padded (to 64 when ``hidden % 128 == 0``, else to 128), ``w13``
@@ -341,9 +340,11 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
 
 
 #: releases whose ModelOpt NVFP4 (W4A4) experts on SM 10.x through FlashInfer TRT-LLM
-#: (``TrtLlmNvFp4ExpertsMonolithic`` / ``Modular``) are recorded (quant-recorded-modelopt-0.33.0.json:
-#: nvidia/Qwen3-30B-A3B-NVFP4 on B200 at TP 1 / 2 / 4 / 8, TP 8's intermediate padded 96 -> 128)
-TRTLLM_NVFP4_MOE_RELEASES = ("0.33.0",)
+#: (``TrtLlmNvFp4ExpertsMonolithic`` / ``Modular``, first in ``select_nvfp4_moe_backend`` on each)
+#: are recorded: quant-recorded-modelopt-0.33.0.json (nvidia/Qwen3-30B-A3B-NVFP4 on B200 at TP 1 /
+#: 2 / 4 / 8, TP 8's intermediate padded 96 -> 128) and quant-recorded-trtllm-<release>.json (tiny
+#: Qwen3-MoE, hidden 1024 and 1152 -> 1280, TP 1 / 2 / 4, expert parallelism at TP 2 / 4)
+TRTLLM_NVFP4_MOE_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: ``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` on FlashInfer TRT-LLM: the hidden size padded
 #: to 256 (``align_fp4_moe_hidden_dim_for_fi``), the gated intermediate size to 64
 #: (``align_fp4_moe_weights_for_fi``)
@@ -351,31 +352,25 @@ TRTLLM_NVFP4_ALIGN = (256, 64)
 
 
 def trtllm_nvfp4_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
-    """NVFP4 (W4A4) gated experts on SM 10.x through FlashInfer TRT-LLM, vLLM 0.33.0
+    """NVFP4 (W4A4) gated experts on SM 10.x through FlashInfer TRT-LLM, vLLM 0.27.1-0.33.0
     (``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` then ``TrtLlmNvFp4ExpertsBase.
-    process_weights_after_loading``): the intermediate size per rank padded to ``pi`` (a multiple
-    of 64, ``align_fp4_moe_weights_for_fi``: gate and up each padded), the packed weights and the
-    fp8 block scales shuffled in place of the loaded ones (``prepare_static_weights_for_trtllm_fp4_moe``:
-    ``[e, 2 pi, h / 2]`` / ``[e, h, pi / 2]`` uint8, ``[e, 2 pi, h / 16]`` / ``[e, h, pi / 16]`` fp8,
-    no swizzle padding), and seven float32 ``[e]``: the two weight global scales (the input
+    process_weights_after_loading``) for ``e`` local experts (all of them, or ``E / EP`` under
+    expert parallelism): the hidden size padded to ``ph``, a multiple of 256
+    (``align_fp4_moe_hidden_dim_for_fi``; 0.27-0.31 ``align_trtllm_fp4_moe_hidden_dim_for_fi``:
+    zero columns), the intermediate size per rank padded to ``pi``, a multiple of 64
+    (``align_fp4_moe_weights_for_fi``: gate and up each padded), the packed weights and the fp8
+    block scales shuffled in place of the loaded ones (``prepare_static_weights_for_trtllm_fp4_moe``:
+    ``[e, 2 pi, ph / 2]`` / ``[e, ph, pi / 2]`` uint8, ``[e, 2 pi, ph / 16]`` / ``[e, ph, pi / 16]``
+    fp8, no swizzle padding), and seven float32 ``[e]``: the two weight global scales (the input
     scales folded in place), the two input scales (max-reduced and repeated), their reciprocals
     the quant config holds, and ``g1_scale_c`` (registered on the layer). No clamp / alpha / beta
-    (the callers' experts take no SwiGLU limit). Bytes.
-
-    :raises InputError: a hidden size not a multiple of 256 (vLLM pads it; not recorded)."""
-    if h % TRTLLM_NVFP4_ALIGN[0]:
-        raise InputError(
-            "config.json",
-            "hidden_size",
-            f"ModelOpt NVFP4 MoE experts through FlashInfer TRT-LLM: hidden {h} padded to {TRTLLM_NVFP4_ALIGN[0]} "
-            "by vLLM: not modelled (not recorded)",
-        )
-    pi = _round_up(i, TRTLLM_NVFP4_ALIGN[1])
+    (the callers' experts take no SwiGLU limit). Bytes."""
+    ph, pi = _round_up(h, TRTLLM_NVFP4_ALIGN[0]), _round_up(i, TRTLLM_NVFP4_ALIGN[1])
     return [
-        ("experts", e * 2 * pi * h // 2),
-        ("experts", e * h * pi // 2),
-        ("scale", e * 2 * pi * h // 16),
-        ("scale", e * h * pi // 16),
+        ("experts", e * 2 * pi * ph // 2),
+        ("experts", e * ph * pi // 2),
+        ("scale", e * 2 * pi * ph // 16),
+        ("scale", e * ph * pi // 16),
         *[("scale", 4 * e)] * 7,
     ]
 
@@ -432,8 +427,9 @@ def modelopt_experts_bytes(
         W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace.
         ``fp8_act_bytes``: the activation dtype's bytes where the caller's FP8 experts are checked
         (:func:`modelopt_fp8_experts_bytes`); ``None``: FP8 experts refused. ``plain_swiglu``: the
-        caller's experts are SiLU-gated without SwiGLU limits and without expert parallelism (the
-        generic MoE walk): on SM 10.x, 0.33.0, they go through FlashInfer TRT-LLM
+        caller's experts are gated without SwiGLU limits (clamp / alpha / beta), as checked for the
+        caller (the generic MoE walk: SiLU, with or without expert parallelism): on SM 10.x, on
+        :data:`TRTLLM_NVFP4_MOE_RELEASES`, they go through FlashInfer TRT-LLM
         (:func:`trtllm_nvfp4_experts_bytes`); otherwise refused there."""
     if not q.moe_checked:
         raise InputError(
@@ -463,8 +459,9 @@ def modelopt_experts_bytes(
             "--gpu",
             None,
             f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
-            "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled here (modelled: "
-            f"SiLU-gated experts without expert parallelism on {', '.join(TRTLLM_NVFP4_MOE_RELEASES)})",
+            "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled for this model on this "
+            f"release (modelled: the SiLU-gated MoE families on {TRTLLM_NVFP4_MOE_RELEASES[0]}-"
+            f"{TRTLLM_NVFP4_MOE_RELEASES[-1]}, Llama-4 and Gemma-4 where recorded)",
         )
     if q.humming:  # 0.33 SM 9.0: prioritize_humming puts HUMMING ahead of MARLIN (fused_moe/oracle/nvfp4.py)
         return humming_nvfp4_experts_bytes(e, h, i, sm_count=q.sm_count, gated=gated)
