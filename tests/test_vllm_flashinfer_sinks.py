@@ -63,8 +63,8 @@ def test_sm90_sinks_state_the_cubin_assumption(release: str, stated: bool) -> No
     from dryboot.errors import InputError
     from dryboot.planner.assumptions import assumptions
     from dryboot.planner.plan import plan
-    from dryboot.vllm.transformers_utils.config import load_model
     from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.transformers_utils.config import load_model
 
     model = load_model(Path(__file__).parents[1] / "examples" / "models" / "gpt-oss-20b.config.json")
     args = EngineArgs(
