@@ -447,6 +447,27 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "mistral-2l",
         [*("--kv-cache-memory-bytes", "4000000000", "--max-num-batched-tokens", "16384", "-pp", "3")],
     ),
+    # Zamba2 with n_groups 2 at TP 4: its shared attention blocks are built (their backend selected) before the
+    # first mamba layer's group split check (audit seed 260280 case 21)
+    "zamba2-g2-tp4-nvfp4": (
+        REL / "zamba2-g2",
+        [
+            *(
+                "--max-model-len",
+                "8192",
+                "--kv-cache-memory-bytes",
+                "1451562468",
+                "-tp",
+                "4",
+                "--kv-cache-dtype",
+                "nvfp4",
+            )
+        ],
+    ),
+    "zamba2-g2-tp4": (
+        REL / "zamba2-g2",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1451562468", "-tp", "4"],
+    ),
     "qwen2-nokv16": (REL / "qwen2-nokv16", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen2-nokv64": (REL / "qwen2-nokv64", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen35moe-nokv": (
@@ -832,6 +853,22 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    # zamba2-g2-*: the attention blocks select their backend before the mamba layers split their groups (0.32+:
+    # FlashInfer takes nvfp4 on SM 9.0, so the group split refuses)
+    ("0.27.1", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.28.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.28.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.29.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.29.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.30.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.31.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.32.0", "zamba2-g2-tp4-nvfp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.32.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.33.0", "zamba2-g2-tp4-nvfp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.33.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
     # pp3-empty*: a stage of no layer fails after the memory check on 0.27.1, 0.28.0 and 0.32.0 (vLLM estimates
     # 304 / 288 tokens over the other stages), before it on 0.29-0.31 (a bare AssertionError) and 0.33.0
     # (ZeroDivisionError); with memory enough, every release fails on it
