@@ -67,6 +67,9 @@ def _dbk_spec(method: str, **extra: str) -> str:
 
 
 #: case id -> (model, argv)
+#: a 2-layer Mistral at PP 3 (``pp3-empty*``) with 1.3 MB of KV cache memory
+_PP3_LOWMEM = ["--kv-cache-memory-bytes", "1316425", "--max-num-batched-tokens", "16384", "-pp", "3"]
+
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
     "nullblk-admit": (REL / "nullblk", ["--max-model-len", "1600", *_NB, "--kv-cache-memory-bytes", "13107200"]),
@@ -441,7 +444,15 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     # the empty stage fails after it (audit seed 260320 case 138)
     "pp3-empty-lowmem": (
         REL / "mistral-2l",
-        [*("--kv-cache-memory-bytes", "1316425", "--max-num-batched-tokens", "16384", "-pp", "3")],
+        _PP3_LOWMEM,
+    ),
+    "pp3-empty-lowmem-override": (
+        REL / "mistral-2l",
+        [*_PP3_LOWMEM, "--num-gpu-blocks-override", "16"],
+    ),
+    "pp3-empty-lowmem-autofit": (
+        REL / "mistral-2l",
+        [*_PP3_LOWMEM, "--max-model-len", "-1"],
     ),
     "pp3-empty": (
         REL / "mistral-2l",
@@ -856,22 +867,54 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # zamba2-g2-*: the attention blocks select their backend before the mamba layers split their groups (0.32+:
     # FlashInfer takes nvfp4 on SM 9.0, so the group split refuses)
     ("0.27.1", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
-    ("0.27.1", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.27.1", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
     ("0.28.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
-    ("0.28.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.28.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
     ("0.29.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
-    ("0.29.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.29.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
     ("0.30.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
-    ("0.30.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.30.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
     ("0.31.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
-    ("0.31.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
-    ("0.32.0", "zamba2-g2-tp4-nvfp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
-    ("0.32.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
-    ("0.33.0", "zamba2-g2-tp4-nvfp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
-    ("0.33.0", "zamba2-g2-tp4"): _refused_with("If tensor parallel world size does not divide num_groups, then num_groups must equal 1."),
+    ("0.31.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.32.0", "zamba2-g2-tp4-nvfp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.32.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.33.0", "zamba2-g2-tp4-nvfp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.33.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
     # pp3-empty*: a stage of no layer fails after the memory check on 0.27.1, 0.28.0 and 0.32.0 (vLLM estimates
     # 304 / 288 tokens over the other stages), before it on 0.29-0.31 (a bare AssertionError) and 0.33.0
     # (ZeroDivisionError); with memory enough, every release fails on it
+    ("0.27.1", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.27.1", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.28.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.28.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.29.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.29.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.30.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.30.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.31.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.31.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.32.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.32.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.33.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.33.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
     ("0.27.1", "pp3-empty-lowmem"): _refused(304),
     ("0.28.0", "pp3-empty-lowmem"): _refused(304),
     ("0.32.0", "pp3-empty-lowmem"): _refused(288),

@@ -354,7 +354,8 @@ class VersionRules:
         ``get_kv_cache_configs``' auto-fit and memory check over the other stages, which skip it
         (0.27.1, 0.28.0: ``group_size > 0`` asserted in ``get_kv_cache_config_from_groups``; 0.32.0:
         a division by its empty group there); 0.29-0.31 (a bare assert) and 0.33.0 (the division)
-        fail on it before the memory check (recorded: ``test_releases`` ``pp3-empty*``).
+        fail on it before the memory check; with ``--num-gpu-blocks-override`` or an auto-fit
+        length every release fails on it first (recorded: ``test_releases`` ``pp3-empty*``).
     :param flashinfer_sinks_sm90: ``FlashInferBackend.supports_sink`` takes SM 9.0 (exactly) with
         TRT-LLM's XQA decode kernel (``supports_trtllm_attention(is_prefill=False)``, flashinfer-cubin),
         as SM 12.x (0.30.0+; recorded: the backend matrix's ``cubin`` arm on the H100 / H200,
