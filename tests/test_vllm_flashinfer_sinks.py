@@ -53,3 +53,25 @@ def test_flashinfer_sinks_as_vllm(release: str) -> None:
         )
         ours = SINKS in invalid_reasons(BACKENDS["FLASHINFER"], layer)
         assert ("FLASHINFER" in c["valid"]) is not ours, (release, gpu, c)
+
+
+@pytest.mark.parametrize(("release", "stated"), [("0.29.0", False), ("0.30.0", True), ("0.33.0", True)])
+def test_sm90_sinks_state_the_cubin_assumption(release: str, stated: bool) -> None:
+    """gpt-oss with FLASHINFER on the assumed H200: from 0.30.0 whether flashinfer-cubin is installed decides
+    vLLM's answer (served with it, "attention sinks not supported" without: test_releases' ``gptoss-fi-sm90``),
+    so the plan states the assumption; 0.29.0 refuses either way."""
+    from dryboot.errors import InputError
+    from dryboot.planner.assumptions import assumptions
+    from dryboot.planner.plan import plan
+    from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.transformers_utils.config import load_model
+
+    model = load_model(Path(__file__).parents[1] / "examples" / "models" / "gpt-oss-20b.config.json")
+    args = EngineArgs(
+        attention_backend="FLASHINFER", vllm_version=release, kv_cache_memory_bytes=4_000_000_000, max_model_len=4096
+    )
+    if not stated:
+        with pytest.raises(InputError, match=SINKS):
+            plan(model, args)
+        return
+    assert "--flashinfer-cubin" in [a.flag for a in assumptions(plan(model, args))]

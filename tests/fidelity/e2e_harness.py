@@ -144,14 +144,23 @@ class Case:
             out["env"] = self.env
         return out
 
+    def box_flags(self) -> list[str]:
+        """The box the default oracle stands for, as dryboot's flags: a stand-in H200 without
+        flashinfer-cubin (nothing installs it in the boot environments, and offline NVIDIA's
+        artifactory is unreachable, so vLLM's ``has_nvidia_artifactory()`` is false there); a case
+        that names ``--gpu`` runs as that GPU and arm and says so itself."""
+        if "--gpu" in self.argv or any(a.endswith("flashinfer-cubin") for a in self.argv):
+            return []
+        return ["--no-flashinfer-cubin"]
+
     def dryboot_argv(self, vllm_version: str | None = None) -> list[str]:
         pin = ["--vllm-version", vllm_version] if vllm_version else []
-        return ["plan", "--model", self.model, *self.argv, *pin, "--json"]
+        return ["plan", "--model", self.model, *self.argv, *self.box_flags(), *pin, "--json"]
 
     def command(self, vllm_version: str | None = None) -> str:
         pin = ["--vllm-version", vllm_version] if vllm_version else []
         env = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
-        return env + "dryboot plan " + shlex.join(["--model", self.model, *self.argv, *pin])
+        return env + "dryboot plan " + shlex.join(["--model", self.model, *self.argv, *self.box_flags(), *pin])
 
 
 #: the checkpoints' own config Python files (``remote-code/<checkpoint>/``, each with its SOURCE):

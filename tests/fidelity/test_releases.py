@@ -67,6 +67,9 @@ def _dbk_spec(method: str, **extra: str) -> str:
 
 
 #: case id -> (model, argv)
+#: a 2-layer Mistral at PP 3 (``pp3-empty*``) with 1.3 MB of KV cache memory
+_PP3_LOWMEM = ["--kv-cache-memory-bytes", "1316425", "--max-num-batched-tokens", "16384", "-pp", "3"]
+
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
     "nullblk-admit": (REL / "nullblk", ["--max-model-len", "1600", *_NB, "--kv-cache-memory-bytes", "13107200"]),
@@ -144,6 +147,15 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     ),
     "nemo-prefix": (NEMO, [*_NEMO, "--enable-prefix-caching"]),
     "nemo-default": (NEMO, _NEMO),
+    # gpt-oss with FLASHINFER named on the stand-in H200 (no flashinfer-cubin): its sinks need TRT-LLM's XQA
+    # kernel there (audit seed 260331 case 102; dryboot is run with --no-flashinfer-cubin, the oracle's box)
+    "gptoss-fi-sm90": (
+        H.EXAMPLES / "gpt-oss-20b.config.json",
+        [
+            *("--max-model-len", "65536", "--kv-cache-memory-bytes", "9505283031", "--block-size", "16"),
+            *("--enable-prefix-caching", "--attention-backend", "FLASHINFER"),
+        ],
+    ),
     "async-sw": (
         H.EXAMPLES / "gpt-oss-20b.config.json",
         [
@@ -427,6 +439,45 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1419380548", "--speculative-config"),
             json.dumps({"method": "extract_hidden_states", "num_speculative_tokens": 1}),
         ],
+    ),
+    # a 2-layer Mistral at PP 3 (stage 2 holds no layer): vLLM's memory check over the other stages comes first,
+    # the empty stage fails after it (audit seed 260320 case 138)
+    "pp3-empty-lowmem": (
+        REL / "mistral-2l",
+        _PP3_LOWMEM,
+    ),
+    "pp3-empty-lowmem-override": (
+        REL / "mistral-2l",
+        [*_PP3_LOWMEM, "--num-gpu-blocks-override", "16"],
+    ),
+    "pp3-empty-lowmem-autofit": (
+        REL / "mistral-2l",
+        [*_PP3_LOWMEM, "--max-model-len", "-1"],
+    ),
+    "pp3-empty": (
+        REL / "mistral-2l",
+        [*("--kv-cache-memory-bytes", "4000000000", "--max-num-batched-tokens", "16384", "-pp", "3")],
+    ),
+    # Zamba2 with n_groups 2 at TP 4: its shared attention blocks are built (their backend selected) before the
+    # first mamba layer's group split check (audit seed 260280 case 21)
+    "zamba2-g2-tp4-nvfp4": (
+        REL / "zamba2-g2",
+        [
+            *(
+                "--max-model-len",
+                "8192",
+                "--kv-cache-memory-bytes",
+                "1451562468",
+                "-tp",
+                "4",
+                "--kv-cache-dtype",
+                "nvfp4",
+            )
+        ],
+    ),
+    "zamba2-g2-tp4": (
+        REL / "zamba2-g2",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1451562468", "-tp", "4"],
     ),
     "qwen2-nokv16": (REL / "qwen2-nokv16", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen2-nokv64": (REL / "qwen2-nokv64", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
@@ -813,6 +864,79 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    # zamba2-g2-*: the attention blocks select their backend before the mamba layers split their groups (0.32+:
+    # FlashInfer takes nvfp4 on SM 9.0, so the group split refuses)
+    ("0.27.1", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.28.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.28.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.29.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.29.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.30.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.31.0", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.32.0", "zamba2-g2-tp4-nvfp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.32.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.33.0", "zamba2-g2-tp4-nvfp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.33.0", "zamba2-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    # pp3-empty*: a stage of no layer fails after the memory check on 0.27.1, 0.28.0 and 0.32.0 (vLLM estimates
+    # 304 / 288 tokens over the other stages), before it on 0.29-0.31 (a bare AssertionError) and 0.33.0
+    # (ZeroDivisionError); with memory enough, every release fails on it
+    ("0.27.1", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.27.1", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.28.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.28.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.29.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.29.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.30.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.30.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.31.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.31.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.32.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.32.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.33.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.33.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.27.1", "pp3-empty-lowmem"): _refused(304),
+    ("0.28.0", "pp3-empty-lowmem"): _refused(304),
+    ("0.32.0", "pp3-empty-lowmem"): _refused(288),
+    ("0.29.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.30.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.31.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.33.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.27.1", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.28.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.29.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.30.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.31.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.32.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.33.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    # gptoss-fi-sm90: the oracle box has no flashinfer-cubin (dryboot runs with --no-flashinfer-cubin)
+    ("0.27.1", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
+    ("0.28.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
+    ("0.29.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
+    ("0.30.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
+    ("0.31.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
+    ("0.32.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
+    ("0.33.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     # kimi-rope32-*: vLLM refuses the decode backend / the hidden-state proposer before the MLA prefill dims
     ("0.27.1", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
     ("0.27.1", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
@@ -4158,6 +4282,8 @@ XFAIL: dict[tuple[str, str], str] = {}
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
 SWITCH_CASES: list[tuple[str, str, str, Any]] = [
+    ("0.32.0", "pp3-empty-lowmem", "empty_stage_after_memory_check", False),
+    ("0.29.0", "pp3-empty-lowmem", "empty_stage_after_memory_check", True),
     ("0.27.1", "dbk-dm-fi", "async_default_skips_draft_model", False),
     ("0.27.1", "gdn64-block", "hybrid_prefix_caching_default", True),
     ("0.27.1", "nemo-prefix", "mamba_default_all", False),

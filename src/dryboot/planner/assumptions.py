@@ -122,6 +122,18 @@ def _gpu_assumptions(args: EngineArgs, has_attention: bool) -> list[Assumption]:
     return out
 
 
+def _cubin_decides_sm90_sinks(p: Plan) -> bool:
+    """FlashInfer serves the model's attention sinks on an SM 9.0 GPU (named or assumed) on a release
+    whose ``FlashInferBackend.supports_sink`` takes SM 9.0 (:attr:`VersionRules.flashinfer_sinks_sm90`):
+    whether flashinfer-cubin is installed decides it (``supports_trtllm_attention``)."""
+    return (
+        p.backend.name == "FLASHINFER"
+        and p.model.attn.attention_sinks
+        and p.rules.flashinfer_sinks_sm90
+        and p.args.device.capability == (9, 0)
+    )
+
+
 def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumption]:
     """What ``p``'s figures assume.
 
@@ -141,6 +153,18 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
         )
     has_attention = p.drafter is not None or any(k.is_attention for k in p.model.kinds)
     out.extend(_gpu_assumptions(args, has_attention))
+    if _cubin_decides_sm90_sinks(p):
+        out.append(
+            Assumption(
+                "assumed",
+                "--flashinfer-cubin",
+                args.flashinfer_cubin,
+                "whether flashinfer-cubin is installed (vLLM's images: yes): on SM 9.0 FlashInfer serves the "
+                "model's attention sinks only through TRT-LLM's XQA decode kernel, which it needs (without it, "
+                "and without NVIDIA's artifactory reachable, vLLM refuses FLASHINFER: attention sinks not "
+                "supported)",
+            )
+        )
     chosen_by_layers = family_of(p.model).backend_assumption(p.model)
     if chosen_by_layers is not None:
         out.append(Assumption("assumed", "--attention-backend", p.backend.name, chosen_by_layers))

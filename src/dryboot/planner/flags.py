@@ -309,7 +309,7 @@ FLAGS: tuple[Flag, ...] = (
         "flashinfer_cubin",
         _bool,
         "Whether the box has flashinfer-cubin (vLLM's images: yes, the default): FlashInfer's TRT-LLM "
-        "kernels (SM 10.x nvfp4 KV, FlashInfer attention sinks on SM 10.x/12.x).",
+        "kernels (SM 10.x nvfp4 KV, FlashInfer attention sinks on SM 10.x/12.x, and on SM 9.0 from 0.30.0).",
         bool,
     ),
     Flag(

@@ -350,6 +350,12 @@ class VersionRules:
         layer types lack); recorded, KV cache and weights (``models/hy_v4.py``).
     :param hy_v4_indexed_layer_type: HY V4's config validation takes ``indexed_attention`` as a
         layer type, a sparse one (0.32.0+; 0.31.0's transformers refuses the config, recorded).
+    :param empty_stage_after_memory_check: a pipeline stage of no KV cache layer fails only after
+        ``get_kv_cache_configs``' auto-fit and memory check over the other stages, which skip it
+        (0.27.1, 0.28.0: ``group_size > 0`` asserted in ``get_kv_cache_config_from_groups``; 0.32.0:
+        a division by its empty group there); 0.29-0.31 (a bare assert) and 0.33.0 (the division)
+        fail on it before the memory check; with ``--num-gpu-blocks-override`` or an auto-fit
+        length every release fails on it first (recorded: ``test_releases`` ``pp3-empty*``).
     :param flashinfer_sinks_sm90: ``FlashInferBackend.supports_sink`` takes SM 9.0 (exactly) with
         TRT-LLM's XQA decode kernel (``supports_trtllm_attention(is_prefill=False)``, flashinfer-cubin),
         as SM 12.x (0.30.0+; recorded: the backend matrix's ``cubin`` arm on the H100 / H200,
@@ -443,6 +449,7 @@ class VersionRules:
     hy_v4_dense_layers: bool = False
     hy_v4_indexed_layer_type: bool = False
     flashinfer_sinks_sm90: bool = False
+    empty_stage_after_memory_check: bool = False
     flashinfer_sinks_sm120: bool = True
 
 
@@ -496,6 +503,7 @@ def unverified_reason(version: str, architecture: str) -> str:
 
 _V0271 = VersionRules(
     "0.27.1",
+    empty_stage_after_memory_check=True,
     flashinfer_sinks_sm120=False,
     backend_splits_encoder_qkv=False,
     glm_moe_dsa_drops_index_keys=True,
@@ -526,12 +534,17 @@ _V0271 = VersionRules(
 )
 # Kimi-K3's KimiK3DeltaAttention: its MambaSpec holds no prefill checkpoint block before 0.29
 _V028 = VersionRules(
-    "0.28.0", kda_full_rank_gate=True, kda_prefill_checkpoints=False, backend_text_attention_whole=True
+    "0.28.0",
+    kda_full_rank_gate=True,
+    kda_prefill_checkpoints=False,
+    backend_text_attention_whole=True,
+    empty_stage_after_memory_check=True,
 )
 # each later release: the one before it, with what changed
 _V029 = replace(
     _V028,
     version="0.29.0",
+    empty_stage_after_memory_check=False,
     fa4_hd256_block=128,
     v1_runner_refuses=frozenset({"dspark", "mixed_dflash", "dflash2"}),
     flashmla_sparse_padded_query=True,
@@ -613,6 +626,7 @@ _V031 = replace(
 _V032 = replace(
     _V031,
     version="0.32.0",
+    empty_stage_after_memory_check=True,
     v2_runner_lacks_mamba_all=False,
     hy_v4_indexed_layer_type=True,
     sparse_mla_pool_row_aligned=False,
@@ -639,6 +653,7 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
+    empty_stage_after_memory_check=False,
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
     muse_glimmer_layer_types=True,

@@ -127,12 +127,16 @@ class WorkerShare:
     pages: tuple[int, ...] = ()
 
 
-def worker_shares(grouping: Grouping, stages: Sequence[frozenset[str]] | None = None) -> list[WorkerShare]:
+def worker_shares(
+    grouping: Grouping, stages: Sequence[frozenset[str]] | None = None, *, allow_empty: bool = False
+) -> list[WorkerShare]:
     """One :class:`WorkerShare` per pipeline stage (``stages``: each stage's layer names;
-    ``None``: one worker holding every layer).
+    ``None``: one worker holding every layer). ``allow_empty``: a stage of no layer is kept as a
+    share of ``group_size`` 0 (vLLM's auto-fit and memory check skip such a worker; building its
+    KV cache config fails later: :func:`empty_stage_message`).
 
-    :raises ValueError: a stage holds no layer of any group (vLLM asserts ``group_size > 0``
-        in ``get_kv_cache_config_from_groups``).
+    :raises ValueError: a stage holds no layer of any group, unless ``allow_empty`` (vLLM asserts
+        ``group_size > 0`` in ``get_kv_cache_config_from_groups``).
     """
     if stages is None:
         if grouping.path == "uniform-type":
@@ -147,10 +151,17 @@ def worker_shares(grouping: Grouping, stages: Sequence[frozenset[str]] | None = 
             share = WorkerShare(1 if pages else 0, pages)
         else:
             share = WorkerShare(max(sum(1 for n in g.layer_names if n in names) for g in grouping.groups))
-        if share.group_size == 0:
-            raise ValueError(f"pipeline stage {i} holds no KV cache layer (vLLM asserts group_size > 0)")
+        if share.group_size == 0 and not allow_empty:
+            raise ValueError(empty_stage_message(i))
         shares.append(share)
     return shares
+
+
+def empty_stage_message(stage: int) -> str:
+    """Why vLLM fails on pipeline stage ``stage`` holding no KV cache layer: once the other
+    stages passed the auto-fit and the memory check (which skip it), building its KV cache config
+    divides by its empty group (0.27-0.28 assert ``group_size > 0`` first)."""
+    return f"pipeline stage {stage} holds no KV cache layer (vLLM asserts group_size > 0)"
 
 
 def pool_bytes_per_block(grouping: Grouping, share: WorkerShare | None = None) -> int:
