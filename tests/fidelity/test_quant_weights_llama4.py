@@ -34,9 +34,9 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
     if "FP8-block" in config and sm == 90 and version != "0.28.0":
         return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
-    if "ModelOpt" in config and 100 <= sm < 110 and not ("NVFP4" in config and version == "0.33.0"):
-        # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4 modelled on 0.33.0, recorded with
-        # quant_fakes' FlashInfer stand-ins; the oracle failed on the meta device before)
+    if "ModelOpt" in config and 100 <= sm < 110 and "NVFP4" not in config:
+        # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4 modelled, recorded with
+        # quant_fakes' FlashInfer stand-ins and RECORD_MXFP4_NATIVE; the oracle failed on the meta device before)
         return "TRT-LLM"
     return None
 
@@ -91,6 +91,10 @@ def test_corpus_size() -> None:
     # 0.33.0 on B200: ModelOpt NVFP4 experts through FlashInfer TRT-LLM (the oracle failed there before)
     rows = [r for r in RECORDED["0.33.0"].values() if r["gpu"] == "B200" and "ModelOpt-NVFP4" in r["config"]]
     assert sorted(r["argv"][-1] for r in rows if r["ok"] and _refusal("0.33.0", r) is None) == ["1", "2"]
+    # and on 0.27.1, 0.28.0, 0.30.0 and 0.32.0 (the same layout; no KV counter before 0.33.0)
+    for version in ("0.27.1", "0.28.0", "0.30.0", "0.32.0"):
+        rows = [r for r in RECORDED[version].values() if r["gpu"] == "B200" and "ModelOpt-NVFP4" in r["config"]]
+        assert sorted(r["argv"][-1] for r in rows if r["ok"] and _refusal(version, r) is None) == ["1", "2"], version
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)

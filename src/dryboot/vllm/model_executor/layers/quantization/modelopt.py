@@ -25,8 +25,8 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   ``HummingNvFp4LinearKernel`` serves it (as the NVFP4 W4A4 layers there:
   :func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.humming_nvfp4_linear_bytes`).
 * NVFP4 (W4A4) MoE experts on SM 12.0 through CUTLASS: :func:`_cutlass_experts_bytes`; on SM
-  10.x through FlashInfer TRT-LLM (0.33.0, gated experts without SwiGLU limits, no expert
-  parallelism, hidden a multiple of 256): :func:`trtllm_nvfp4_experts_bytes`; other SM 10.x cases
+  10.x through FlashInfer TRT-LLM (:data:`TRTLLM_NVFP4_MOE_RELEASES`, gated experts without SwiGLU
+  limits, no expert parallelism, hidden a multiple of 256): :func:`trtllm_nvfp4_experts_bytes`; other SM 10.x cases
   refused by name.
 * MoE experts under ``NVFP4`` / ``W4A16_NVFP4`` (``ModelOptNvFp4FusedMoE``) through Marlin
   (``W4A16_NVFP4`` on every SM, ``NVFP4`` below SM 10.0; ``prepare_nvfp4_moe_layer_for_marlin``):
@@ -342,8 +342,10 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
 
 #: releases whose ModelOpt NVFP4 (W4A4) experts on SM 10.x through FlashInfer TRT-LLM
 #: (``TrtLlmNvFp4ExpertsMonolithic`` / ``Modular``) are recorded (quant-recorded-modelopt-0.33.0.json:
-#: nvidia/Qwen3-30B-A3B-NVFP4 on B200 at TP 1 / 2 / 4 / 8, TP 8's intermediate padded 96 -> 128)
-TRTLLM_NVFP4_MOE_RELEASES = ("0.33.0",)
+#: nvidia/Qwen3-30B-A3B-NVFP4 on B200 at TP 1 / 2 / 4 / 8, TP 8's intermediate padded 96 -> 128; 0.28.0 too;
+#: the tiny Llama-4 on 0.27.1-0.33.0 and the tiny Gemma-4 MoE on 0.28.0-0.33.0, quant-recorded-llama4- /
+#: gemma4-<release>.json, the same layout on every release recorded; 0.29.0 / 0.31.0 not recorded)
+TRTLLM_NVFP4_MOE_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.32.0", "0.33.0")
 #: ``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` on FlashInfer TRT-LLM: the hidden size padded
 #: to 256 (``align_fp4_moe_hidden_dim_for_fi``), the gated intermediate size to 64
 #: (``align_fp4_moe_weights_for_fi``)
@@ -351,7 +353,8 @@ TRTLLM_NVFP4_ALIGN = (256, 64)
 
 
 def trtllm_nvfp4_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
-    """NVFP4 (W4A4) gated experts on SM 10.x through FlashInfer TRT-LLM, vLLM 0.33.0
+    """NVFP4 (W4A4) gated experts on SM 10.x through FlashInfer TRT-LLM, vLLM 0.27.1-0.33.0
+    (:data:`TRTLLM_NVFP4_MOE_RELEASES`)
     (``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` then ``TrtLlmNvFp4ExpertsBase.
     process_weights_after_loading``): the intermediate size per rank padded to ``pi`` (a multiple
     of 64, ``align_fp4_moe_weights_for_fi``: gate and up each padded), the packed weights and the
@@ -433,7 +436,7 @@ def modelopt_experts_bytes(
         ``fp8_act_bytes``: the activation dtype's bytes where the caller's FP8 experts are checked
         (:func:`modelopt_fp8_experts_bytes`); ``None``: FP8 experts refused. ``plain_swiglu``: the
         caller's experts are SiLU-gated without SwiGLU limits and without expert parallelism (the
-        generic MoE walk): on SM 10.x, 0.33.0, they go through FlashInfer TRT-LLM
+        generic MoE walk): on SM 10.x, :data:`TRTLLM_NVFP4_MOE_RELEASES`, they go through FlashInfer TRT-LLM
         (:func:`trtllm_nvfp4_experts_bytes`); otherwise refused there."""
     if not q.moe_checked:
         raise InputError(
