@@ -82,7 +82,6 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     modelopt_mixed_from_config,
     modelopt_quant,
     text_model_name,
-    w4a16_linear_refusal,
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     CUTLASS_FP8_PAD_FAILS,
@@ -3586,8 +3585,6 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         )
     rules = quant_rules(par.vllm_version)
     sm = par.capability[0] * 10 + par.capability[1]
-    if isinstance(scaled, ModelOptQuant) and (cutedsl := w4a16_linear_refusal(scaled, sm, par.vllm_version)):
-        raise InputError("--gpu", None, cutedsl)
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
