@@ -317,7 +317,8 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
 #: (``TrtLlmNvFp4ExpertsMonolithic`` / ``Modular``) are recorded (quant-recorded-modelopt-0.33.0.json:
 #: nvidia/Qwen3-30B-A3B-NVFP4 on B200 at TP 1 / 2 / 4 / 8, TP 8's intermediate padded 96 -> 128; 0.28.0 too;
 #: the tiny Llama-4 on 0.27.1-0.33.0 and the tiny Gemma-4 MoE on 0.28.0-0.33.0, quant-recorded-llama4- /
-#: gemma4-<release>.json, the same layout on every release recorded; 0.29.0 / 0.31.0 not recorded)
+#: gemma4-<release>.json; nvidia/DeepSeek-V3.1- / V3-0324-NVFP4 at TP 8 on 0.28.0, quant-recorded-nvfp4moe-0.28.0.json;
+#: the same layout on every release recorded; 0.29.0 / 0.31.0 not recorded)
 TRTLLM_NVFP4_MOE_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.32.0", "0.33.0")
 #: ``prepare_nvfp4_moe_layer_for_fi_or_cutlass`` on FlashInfer TRT-LLM: the hidden size padded
 #: to 256 (``align_fp4_moe_hidden_dim_for_fi``), the gated intermediate size to 64
