@@ -457,6 +457,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     es._install()
     qf.route_ops()
+    qf.meta_repeat_counts()  # Marlin FP8's per-tensor scales spread over logical widths
     qf.flashinfer_cute_dsl_layout_stand_in()  # FlashInfer's CuTe DSL layout views without ``cutlass``
     # the release of humming-kernels the cases are recorded with (each row's ``humming``), or None
     humming = importlib.import_module("humming").__version__ if qf.humming_stand_ins() else None

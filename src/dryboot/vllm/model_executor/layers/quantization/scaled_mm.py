@@ -365,7 +365,7 @@ def _scaled_linear_bytes(
             raise InputError("quantization_config", "config_groups", f"int8 {s.strategy} weights are not modelled")
         return [("weight", n * k), ("scale", 4 * n)]
     if s.kind == "fp8":
-        if q.capability < 89 and not q.plain_fp8:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
+        if q.capability < 89 and not (q.plain_fp8 and s.strategy == "block"):  # weight-only fp8 through Marlin
             if s.strategy == "block":
                 assert s.block is not None
                 pn, pk = marlin_padded_nk(n, k, s.block[1])
