@@ -4,6 +4,9 @@ NVFP4 (the published nvidia/Gemma-4-31B-IT-NVFP4 ``quantization_config``: attent
 the router's ``proj`` never quantized (vLLM builds it as a ``GateLinear`` without a quant config).
 Each config is the published 26B-A4B ``text_config`` with its sizes shrunk (``SOURCE`` of each).
 
+The B200 rows of the MoE ModelOpt NVFP4 configs are recorded with ``RECORD_MXFP4_NATIVE=1`` (FlashInfer's
+block-scale interleave of the TRT-LLM experts by shape; without it the oracle fails there).
+
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=gemma4``, and by ``test_quant_weights_gemma4.py``. Its configs live in
 ``data/weights/quant-configs-gemma4/``, vLLM's answers in

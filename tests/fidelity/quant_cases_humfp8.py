@@ -2,8 +2,9 @@
 which every release 0.27.1-0.33.0 serves weight-only (``CompressedTensorsW8A16Fp8``) through its
 W8A16 fp8 kernel list, ``HummingFP8ScaledMMLinearKernel`` ahead of Marlin's
 (``kernels/linear/__init__.py`` ``_POSSIBLE_WFP8A16_KERNELS``; humming-kernels is a requirement of
-every CUDA wheel): fp8 channel, block and per-tensor weights, dense (Qwen3-8B) and MoE (a tiny
-Llama-4, whose fp8 experts take the fused-MoE backends' list, not Humming's linear kernel).
+every CUDA wheel): fp8 channel, block and per-tensor weights, dense (Qwen3-8B; Qwen2.5-1.5B and 0.5B,
+whose ``qkv_proj`` has a bias, the 0.5B on the RTX 3090 only) and MoE (a tiny Llama-4, whose fp8 experts
+take the fused-MoE backends' list, not Humming's linear kernel).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=humfp8``, and by ``test_quant_humfp8.py``. Its configs live in

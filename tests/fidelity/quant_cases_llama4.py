@@ -7,6 +7,9 @@ shrunk: 4 layers, MoE on every second one, 4 experts), a tiny wrapper
 size, with a published sibling's ``quantization_config`` (its ``SOURCE``), or a ModelOpt
 ``hf_quant_config.json`` (FP8, NVFP4; recorded on Blackwell too, :data:`EXTRA_GPUS`).
 
+Its B200 ModelOpt NVFP4 MoE rows are recorded with ``RECORD_MXFP4_NATIVE=1`` (FlashInfer's block-scale
+interleave of the TRT-LLM experts by shape; without it the oracle fails there).
+
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=llama4``, and by
 ``test_quant_weights_llama4.py``. Its configs live in ``data/weights/quant-configs-llama4/``,

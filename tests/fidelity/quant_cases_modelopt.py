@@ -1,5 +1,8 @@
 """The ModelOpt quantized-weight cases: MIXED_PRECISION checkpoints and ModelOpt MoE experts.
 
+Its B200 ModelOpt NVFP4 MoE rows are recorded with ``RECORD_MXFP4_NATIVE=1`` (FlashInfer's block-scale
+interleave of the TRT-LLM experts by shape; without it the oracle fails there).
+
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=modelopt``, and by
 ``test_quant_weights_modelopt.py``. Its configs live in ``data/weights/quant-configs-modelopt/``

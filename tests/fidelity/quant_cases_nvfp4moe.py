@@ -4,6 +4,9 @@ MLA attention and NVFP4 experts), nvidia/Qwen3.5-122B-A10B-NVFP4 (``Qwen3_5MoeFo
 and nvidia/Kimi-K2.5-NVFP4 / Kimi-K2.6-NVFP4 (``KimiK25ForConditionalGeneration``), their published
 configs verbatim.
 
+Its B200 ModelOpt NVFP4 MoE rows are recorded with ``RECORD_MXFP4_NATIVE=1`` (FlashInfer's block-scale
+interleave of the TRT-LLM experts by shape; without it the oracle fails there).
+
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=nvfp4moe``, and by ``test_quant_weights_nvfp4moe.py``. Its configs live in
 ``data/weights/quant-configs-nvfp4moe/`` (each with its ``SOURCE``), vLLM's answers in

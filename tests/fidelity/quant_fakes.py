@@ -75,6 +75,12 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   where ``cutlass`` (the CuTe DSL) is absent ``flashinfer.cute_dsl.utils`` holds FlashInfer's own
   layout-view functions compiled from its source (:func:`flashinfer_cute_dsl_layout_stand_in`).
 
+* **A repeat count tensor made from a Python list** on the meta device (``Tensor.new_tensor``: Marlin
+  FP8's per-tensor scales spread over the fused layer's ``logical_widths``) keeps the list, and
+  ``repeat_interleave`` by it sizes its output by the list's sum (:func:`meta_repeat_counts`; the
+  meta device raised "cannot repeat_interleave a meta tensor without output_size"). Values only:
+  the output's shape is what CUDA gives.
+
 What stays allocated is counted by :func:`live_meta_storages`: every tensor object Python still
 holds on the meta device (parameters, buffers, module attributes, kernel objects' workspaces,
 closures' tensors such as Machete's activation permutation), each storage once, rounded up to the
@@ -809,3 +815,30 @@ def flashinfer_cute_dsl_layout_stand_in() -> bool:
     exec(compile(ast.Module(body=keep, type_ignores=[]), str(path), "exec"), mod.__dict__)
     sys.modules["flashinfer.cute_dsl.utils"] = mod
     return True
+
+
+def meta_repeat_counts() -> None:
+    """``Tensor.new_tensor`` of a Python list on the meta device keeps the list (``_repeat_counts``),
+    and ``Tensor.repeat_interleave`` of a meta tensor by such a tensor, given no ``output_size``, passes
+    the list's sum (what CUDA computes from the values): the module docstring's repeat counts."""
+    import torch
+
+    if getattr(torch.Tensor.repeat_interleave, "_dryboot", False):
+        return
+    new_tensor, repeat_interleave = torch.Tensor.new_tensor, torch.Tensor.repeat_interleave
+
+    def keeping(self: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        out = new_tensor(self, data, *args, **kwargs)
+        if out.is_meta and isinstance(data, (list, tuple)) and all(isinstance(x, int) for x in data):
+            out._repeat_counts = list(data)
+        return out
+
+    def sized(self: Any, repeats: Any, *args: Any, **kwargs: Any) -> Any:
+        counts = getattr(repeats, "_repeat_counts", None)
+        if self.is_meta and counts is not None and kwargs.get("output_size") is None and len(args) < 2:
+            kwargs["output_size"] = sum(counts)
+        return repeat_interleave(self, repeats, *args, **kwargs)
+
+    sized._dryboot = True  # type: ignore[attr-defined]
+    torch.Tensor.new_tensor = keeping  # type: ignore[method-assign]
+    torch.Tensor.repeat_interleave = sized  # type: ignore[method-assign]

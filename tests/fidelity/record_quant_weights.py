@@ -375,9 +375,13 @@ def _triton_target_is_faked_gpu(capability: Any) -> None:
     """Make Triton's ``current_target`` (which triton_kernels' ``cuda_capability_geq`` asks to pick
     the Hopper / Blackwell MX layouts in ``_swizzle_mxfp4``) answer the faked GPU's CUDA target:
     without a driver it answers None, and triton_kernels falls back to its strided layouts, which
-    no CUDA GPU gets (``RECORD_MXFP4_NATIVE``: needs ``triton`` importable)."""
-    from triton.backends.compiler import GPUTarget
-    from triton.language import target_info
+    no CUDA GPU gets (``RECORD_MXFP4_NATIVE``; nothing where ``triton`` does not import: an environment
+    without it picks no Triton kernels, and FlashInfer's stand-in below still applies)."""
+    try:
+        from triton.backends.compiler import GPUTarget
+        from triton.language import target_info
+    except ImportError:
+        return
 
     def current_target() -> Any:
         major, minor = capability()
@@ -454,6 +458,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     es._install()
     qf.route_ops()
+    qf.meta_repeat_counts()  # Marlin FP8's per-tensor scales spread over logical widths
     qf.flashinfer_cute_dsl_layout_stand_in()  # FlashInfer's CuTe DSL layout views without ``cutlass``
     # the release of humming-kernels the cases are recorded with (each row's ``humming``), or None
     humming = importlib.import_module("humming").__version__ if qf.humming_stand_ins() else None

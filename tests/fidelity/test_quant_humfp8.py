@@ -6,8 +6,8 @@ ahead of Marlin's (``kernels/linear/__init__.py`` ``_POSSIBLE_WFP8A16_KERNELS``)
 requires ``humming-kernels``. The rows of ``quant-recorded-humfp8-<version>.json`` are vLLM's own after
 ``process_weights_after_loading`` on the meta device, each recorded with the ``humming-kernels`` wheel
 its release pins on ``DRYBOOT_HUMMING_PATH`` (``quant_cases_humfp8.py``): fp8 channel, block and
-per-tensor weights (dense Qwen3-8B; the tiny Llama-4's dense layers, its fp8 experts on Marlin's MoE
-backend), on the RTX 3090 (SM 8.6) and A100 (SM 8.0). dryboot's model:
+per-tensor weights (dense Qwen3-8B; Qwen2.5-1.5B / 0.5B with their ``qkv_proj`` bias; the tiny Llama-4's
+dense layers, its fp8 experts on Marlin's MoE backend), on the RTX 3090 (SM 8.6) and A100 (SM 8.0). dryboot's model:
 ``scaled_mm.humming_fp8_linear_bytes``.
 
 ``test_live_oracle`` re-records two cases when ``DRYBOOT_VLLM_PYTHON`` and ``DRYBOOT_HUMMING_PATH``
@@ -87,6 +87,21 @@ def test_recorded_with_the_pinned_package_through_humming() -> None:
         assert configs >= {"dynamic", "block", "static"}, (version, configs)
 
 
+def test_bias_on_every_release() -> None:
+    """Qwen2.5's ``qkv_proj`` bias through Humming's W8A16 fp8 kernel: recorded on every release with its
+    pinned package (1.5B: 2048 outputs; 0.5B: 1152, the weight padded to 1280; its bias, padded or not,
+    fills the same 512-byte blocks) and byte-exact. 0.27.1-0.30.0 keep
+    the padded bias alone (``humming_utils.py``), 0.31.0+ a ``zero_bias`` twin too; refused by name on
+    0.27.1-0.30.0 before ("bias handling before 0.31.0 is not recorded")."""
+    for name in ("Qwen--Qwen2.5-1.5B+CT-W8A8-FP8-dynamic", "Qwen--Qwen2.5-0.5B+CT-W8A8-FP8-dynamic"):
+        for version in PINNED:
+            rows = [r for r in RECORDED[version].values() if r["config"] == name and r["ok"]]
+            assert {r["argv"][-1] for r in rows} == {"1", "2"}, (name, version)
+            for row in rows:
+                report = dryboot_weights(hf.CONFIGS, row, version)
+                assert report.stages[0].allocated_bytes == row["allocated_bytes"], (name, version, row["gpu"])
+
+
 def test_known_llama4_block_figure() -> None:
     """0.33.0 with humming-kernels 0.1.19, the tiny Llama-4 fp8 block config on the RTX 3090 at TP 1:
     43,294,208 bytes (Marlin's, recorded without the package: 43,548,160)."""
@@ -107,6 +122,9 @@ def test_layer_layout() -> None:
     # padded to 256 outputs and 128 inputs; a bias and its zero_bias
     odd = humming_fp8_linear_bytes(ScaledScheme("fp8", "channel"), 1000, 1000, 2, locks=0, bias=True)
     assert odd == [("weight", 1024 * 1024), ("scale", 2048), ("bias", 2048), ("bias", 2048), ("workspace", 0)]
+    # 0.27.1-0.30.0 (humming_utils.py): the padded bias alone
+    alone = humming_fp8_linear_bytes(ScaledScheme("fp8", "channel"), 1000, 1000, 2, locks=0, bias=True, zero_bias=False)
+    assert alone == [("weight", 1024 * 1024), ("scale", 2048), ("bias", 2048), ("workspace", 0)]
     assert humming_fp8_locks_bytes("fixed", None) == FIXED_LOCKS * 4 == 4096
     assert humming_fp8_locks_bytes("sm", 82) == 8 * 82 * 4
     assert {v: r.humming_wfp8a16_locks for v, r in QUANT_RULES.items()} == {

@@ -38,20 +38,15 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     config = row["config"]
     if "desc_act" in config and version != "0.28.0":
         return "refuses GPTQ group activation ordering"  # vLLM 0.30+ too (QuantRules.gptq_act_order)
-    if "FP8" in config and sm < 89:
-        return "below SM 8.9: Marlin FP8"  # plain fp8 per tensor (weights._fp8_post_load)
+    if "FP8" in config and sm < 89 and version in ("0.29.0", "0.30.0"):
+        # plain fp8 per tensor below SM 8.9: Marlin FP8 on 0.27.1, 0.28.0, 0.31.0+ (weights._fp8_post_load)
+        return "below SM 8.9: Marlin FP8"
     if "FP8" in config and sm >= 100 and version not in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
         return "one scale per tensor on SM 10.0"  # weights.FP8_TENSOR_BLACKWELL_RELEASES
     if "moe+FP8" in config:
-        return "fp8 per-tensor MoE experts"  # FlashInfer / CUTLASS experts (fused_moe.scaled_experts_bytes)
+        return "fp8 per-tensor MoE experts"  # FlashInfer / CUTLASS / Marlin experts (fused_moe.scaled_experts_bytes)
     if "moe+CT-W4A16" in config and sm >= 100:
         return "symmetric MoE experts are modelled on SM 7.5-9.x only"  # auto_gptq: no Marlin MoE there
-    if "moe" in config and "ModelOpt" in config and sm >= 100 and version != "0.33.0":
-        return "MoE experts on SM 10.0"  # FlashInfer TRT-LLM / CuTe DSL (modelopt.modelopt_experts_bytes)
-    if version == "0.33.0" and sm == 100:
-        # FA4 or Triton by vLLM's Gemma4Config (FA4: then FlashInfer leads SM 10.x, its KV counter
-        # built); the oracle has no FA4: refused by name (weights.unmodelled_flashinfer_counter)
-        return "multi-CTA KV counter while loading; not modelled for gemma4"
     return None
 
 
@@ -81,7 +76,21 @@ def test_corpus_size() -> None:
             "tiny-gemma4-moe+AutoRound-W4A16-awq",
         } <= exact.get(version, set()), version
     assert "tiny-gemma4-dense+GPTQ-Int4-g128-desc_act" in exact["0.28.0"]  # 0.30.0+ refuse act-order
-    assert n >= 228  # 86 on 0.28.0, 80 on 0.30.0, 62 on 0.33.0
+    assert n >= 348  # 92 on 0.28.0, 84 on 0.30.0, 86 on 0.32.0 and 0.33.0
+    # plain fp8 per tensor on the RTX 3090 (Marlin FP8; the oracle failed before: "cannot repeat_interleave a
+    # meta tensor", recorded with quant_fakes.meta_repeat_counts)
+    for version in ("0.28.0", "0.32.0", "0.33.0"):
+        dense = [r for r in RECORDED[version].values() if r["config"] == "tiny-gemma4-dense+FP8-dynamic"]
+        assert {r["argv"][-1] for r in dense if r["gpu"] == "RTX 3090" and _refusal(version, r) is None} == {"1", "2"}
+    # 0.33.0 on B200: FlashInfer's multi-CTA KV counter (Gemma4Config leaves the backend to the
+    # priorities on SM 10.x) in every quantized row vLLM builds (refused by name before)
+    b200 = [r for r in RECORDED["0.33.0"].values() if r["gpu"] == "B200" and r["ok"] and _refusal("0.33.0", r) is None]
+    assert len(b200) == 22
+    # the MoE ModelOpt NVFP4 experts through FlashInfer TRT-LLM on the releases before (the oracle
+    # failed there before: "device must be a cuda device")
+    for version in ("0.28.0", "0.30.0", "0.32.0"):
+        moe = {r["config"] for r in RECORDED[version].values() if r["gpu"] == "B200" and _refusal(version, r) is None}
+        assert {"tiny-gemma4-moe+ModelOpt-NVFP4", "tiny-gemma4-vlmoe+ModelOpt-NVFP4"} <= moe, version
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)

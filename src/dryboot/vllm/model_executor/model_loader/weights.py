@@ -82,7 +82,6 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     modelopt_mixed_from_config,
     modelopt_quant,
     text_model_name,
-    w4a16_linear_refusal,
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     CUTLASS_FP8_PAD_FAILS,
@@ -3503,13 +3502,17 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
         )
     if quant.block is None:
         blackwell_unrecorded = sm >= 100 and par.vllm_version not in FP8_TENSOR_BLACKWELL_RELEASES
-        if sm < 89 or 110 <= sm < 120 or blackwell_unrecorded:
+        # below SM 8.9: Marlin FP8's weight-only repack where the release goes through it
+        # (QuantRules.modelopt_fp8_marlin, the same W8A16 fp8 path: 0.27.1, 0.28.0, 0.31.0+; recorded with
+        # quant_fakes.meta_repeat_counts, quant_cases_fp8.py / quant_cases_gemma4.py)
+        marlin_unrecorded = sm < 89 and not quant_rules(par.vllm_version).modelopt_fp8_marlin
+        if marlin_unrecorded or 110 <= sm < 120 or blackwell_unrecorded:
             raise InputError(
                 "quantization_config",
                 "weight_block_size",
                 f"fp8 with one scale per tensor on SM {par.capability[0]}.{par.capability[1]} with vLLM "
-                f"{par.vllm_version} after loading is not modelled (below SM 8.9: Marlin FP8's weight-only repack, "
-                "which the oracle cannot run; SM 10.x / 12.x: recorded on vLLM "
+                f"{par.vllm_version} after loading is not modelled (below SM 8.9: Marlin FP8's weight-only repack "
+                "on 0.27.1, 0.28.0 and 0.31.0+ only; SM 10.x / 12.x: recorded on vLLM "
                 f"{', '.join(FP8_TENSOR_BLACKWELL_RELEASES)} only; SM 11.x: not recorded)",
             )
         # requantized to the fused layer's largest scale (values only), the weight transposed:
@@ -3590,8 +3593,6 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         )
     rules = quant_rules(par.vllm_version)
     sm = par.capability[0] * 10 + par.capability[1]
-    if isinstance(scaled, ModelOptQuant) and (cutedsl := w4a16_linear_refusal(scaled, sm, par.vllm_version)):
-        raise InputError("--gpu", None, cutedsl)
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)

@@ -59,6 +59,9 @@ from dryboot.vllm.model_executor.models.compose import (
 )
 
 #: fields whose value other than these adds modules this module does not build (refused by name)
+#: the multimodal wrapper's architecture (its text model built by :func:`text_walk` too)
+MM_ARCHITECTURE = "Gemma4ForConditionalGeneration"
+
 UNMODELLED = {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": False}
 
 
@@ -180,9 +183,9 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         if moe:
             e_i = W._int(config, "moe_intermediate_size")
             e_r, ei_r = W.experts_per_rank(e, e_i, tp, par, "moe_intermediate_size")
-            # GELU-tanh gated experts, no SwiGLU limit (FlashInfer TRT-LLM takes GELU_TANH); recorded
-            # on 0.33.0 only (0.28-0.32: the oracle failed there, not re-recorded)
-            plain = not par.expert_parallel and par.vllm_version == "0.33.0"
+            # GELU-tanh gated experts, no SwiGLU limit (FlashInfer TRT-LLM takes GELU_TANH; recorded on
+            # 0.28.0-0.33.0 without expert parallelism)
+            plain = not par.expert_parallel
             for k, nbytes in routed_experts_bytes(quant, f"{p}.experts", e_r, h, ei_r, ab, plain_swiglu=plain):
                 w.own(k, nbytes)
             if par.expert_parallel:
@@ -220,12 +223,41 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
             f"a quantized Gemma-4 with one head size where vLLM {par.vllm_version} builds FlashInfer attention "
             "(an fp8 KV cache on SM 8.x: its KV counter) is not recorded",
         )
-    if heterogeneous and par.attention_backend is None and par.capability is not None and par.capability[0] == 8:
-        # vLLM's Gemma4Config forces TRITON_ATTN where FA4 is not supported (SM 8.x): no FlashInfer
-        # KV counter (recorded with a ModelOpt fp8 KV cache on RTX 3090 / 4090); elsewhere FA4 may
-        # leave the choice to the backend priorities (refused: weights.unmodelled_flashinfer_counter)
-        w.ref.counter_checked = True
-    return w.result()
+    rank = w.result()
+    if heterogeneous and par.attention_backend is None and par.capability is not None:
+        layers = [(nq_r, kinds[str(types[li])][0], False) for li in W.pp_layers(len(types), par)]
+        _heterogeneous_counter(rank, config, par, args, layers, modelopt_fp8_kv)
+    return rank
+
+
+def _heterogeneous_counter(
+    rank: W.RankWeights,
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    args: WalkArgs,
+    layers: list[tuple[int, int, bool]],
+    fp8_kv: bool,
+) -> None:
+    """FlashInfer's multi-CTA KV counter (vLLM 0.33.0) of a Gemma-4 whose sliding and global head
+    sizes differ, no ``--attention-backend`` named, as vLLM's ``Gemma4Config.verify_and_update_config``
+    leaves the choice: where FA4 is not supported (SM 8.x) it forces ``TRITON_ATTN`` (no counter;
+    recorded with a ModelOpt fp8 KV cache on RTX 3090 / 4090); on SM 10.x it sets
+    ``flash_attn_version`` 4 and leaves the backend to the priorities, which FlashInfer leads (the
+    Triton / FlashInfer composite for a multimodal-prefix wrapper, ``use_bidirectional_attention``
+    ``vision`` with multimodal input on): ``layers`` (query heads per rank, head size, sinks) of
+    the stage through :func:`~weights.flashinfer_counter_layers` (recorded on B200, quantized,
+    ``quant_cases_gemma4.py``). SM 9.0 (FlashAttention 4, or per-layer FA3 / FA4 with an fp8 cache)
+    is left to the loader's check (:func:`~weights.unmodelled_flashinfer_counter`).
+
+    :raises InputError: FlashInfer's counter and no ``max_num_batched_tokens`` (it sizes it)."""
+    assert par.capability is not None
+    major = par.capability[0]
+    if major == 8:
+        rank.counter_checked = True
+    elif major == 10:
+        wrapper = str((config.get("architectures") or [""])[0]) == MM_ARCHITECTURE
+        mm_prefix = wrapper and not args.no_tower and config.get("use_bidirectional_attention") == "vision"
+        W.flashinfer_counter_layers(rank, par, args.max_num_batched_tokens, layers, fp8_kv=fp8_kv, mm_prefix=mm_prefix)
 
 
 @dataclass(frozen=True)
@@ -316,9 +348,7 @@ def _text_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 FAMILIES: dict[str, Family] = {
     "Gemma4ForCausalLM": Family(text_walk),
-    "Gemma4ForConditionalGeneration": vision_language(
-        "Gemma4ForCausalLM", vision_tower, prepare=_text_of, quantized=lambda q: True
-    ),
+    MM_ARCHITECTURE: vision_language(Family(text_walk), vision_tower, prepare=_text_of, quantized=lambda q: True),
 }
 
 

@@ -26,7 +26,8 @@ Every one of them converts a layer to Humming's "standard" schema and calls
 * ``weight_scale_2``: a tensor scale one float32 (``[e]`` for experts), a channel scale ``[pn]``
   in the activation dtype;
 * ``bias`` ``[pn]`` in the activation dtype and, for a linear layer, a ``zero_bias`` buffer of the
-  same shape (``register_buffer("zero_bias", zeros_like(bias))``);
+  same shape (``register_buffer("zero_bias", zeros_like(bias))``; 0.31.0+: before, the W8A16 fp8
+  layers of ``humming_utils.py`` keep the padded bias alone);
 * every other parameter of the layer (``weight_shape``, ``g_idx``, the loaded scales) is deleted;
 * the kernel object keeps ``locks``, ``8 x SMs`` int32 (``vllm/utils/humming.py``
   ``create_humming_locks``): per linear layer (``HummingLinearKernel`` /
@@ -82,6 +83,8 @@ class HummingLayer:
     :param zero_points: integer zero points (AWQ, asymmetric compressed-tensors).
     :param weight_scale_2: a second scale: ``"tensor"`` (NVFP4's global scale) or ``None``.
     :param bias: the layer has a bias.
+    :param zero_bias: a linear layer with a bias keeps a ``zero_bias`` twin (vLLM 0.31.0+'s
+        ``utils/humming/linear.py``; before, ``humming_utils.py`` keeps the bias alone).
     :param experts: local experts of an MoE sub-layer, ``0`` for a linear layer.
     """
 
@@ -96,6 +99,7 @@ class HummingLayer:
     bias: bool = False
     experts: int = 0
     group_size_n: int = 0
+    zero_bias: bool = True
 
     @property
     def padded_nk(self) -> tuple[int, int]:
@@ -124,7 +128,7 @@ def humming_tensors(layer: HummingLayer) -> list[tuple[str, int]]:
         out.append(("scale", e * 4))
     if layer.bias:
         out.append(("bias", e * pn * layer.act_bytes))
-        if not layer.experts:
+        if not layer.experts and layer.zero_bias:
             out.append(("bias", pn * layer.act_bytes))  # zero_bias
     return out
 

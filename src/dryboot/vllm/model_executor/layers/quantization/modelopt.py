@@ -40,7 +40,6 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -253,7 +252,7 @@ def modelopt_linear_bytes(
         return scaled_linear_bytes(q, s, k, parts, act_bytes, bias=bias)
     if q.humming:  # HummingNvFp4LinearKernel (0.33, SM 9.0): every parameter replaced
         return humming_nvfp4_linear_bytes(sum(parts), k, act_bytes, sm_count=q.sm_count, bias=bias)
-    if q.capability in W4A16_CUTEDSL_CAPABILITIES and q.vllm_version in W4A16_CUTEDSL_CHECKED:
+    if q.capability in W4A16_CUTEDSL_CAPABILITIES and q.vllm_version in W4A16_CUTEDSL_RELEASES:
         plain = [("bias", sum(parts) * act_bytes)] if bias else []
         return [*w4a16_cutedsl_linear_bytes(sum(parts), k), *plain]
     sms = q.sm_count if q.sm_count is not None else 256
@@ -264,7 +263,9 @@ def modelopt_linear_bytes(
 
 #: the releases whose ``init_nvfp4_linear_kernel(use_a16=True)`` (``kernels/linear/__init__.py``)
 #: prefers FlashInfer's CuTe DSL BF16 x FP4 GEMM (``FlashInferCuteDslNvFp4W4A16LinearKernel``) on SM
-#: 10.0 / 10.3 over Marlin (0.27.1-0.29.0: Marlin there, recorded on B200 with 0.28.0 / 0.29.0)
+#: 10.0 / 10.3 over Marlin (0.27.1-0.29.0: Marlin there, recorded on B200 with 0.28.0 / 0.29.0); its
+#: layout (:func:`w4a16_cutedsl_linear_bytes`) recorded on B200 on each (nvidia/Qwen3.6-27B-NVFP4:
+#: ``quant-recorded-modelopt-0.30.0-fam.json``, ``-0.31.0``, ``-0.32.0``, ``quant-recorded-bw33-0.33.0.json``)
 W4A16_CUTEDSL_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the capabilities (``major * 10 + minor``) that kernel is preferred on
 W4A16_CUTEDSL_CAPABILITIES = (100, 103)
@@ -281,34 +282,6 @@ def w4a16_cutedsl_linear_bytes(n: int, k: int) -> list[tuple[str, int]]:
     loaded one)."""
     weight = _round_up(n, 64) * _round_up(k, 64) // 2
     return [("weight", weight), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), ("scale", 4)]
-
-
-#: the releases whose CuTe DSL W4A16 layout (:func:`w4a16_cutedsl_linear_bytes`) is recorded (B200:
-#: ``quant-recorded-bw33-0.33.0.json``, ``quant-recorded-modelopt-0.33.0.json``); 0.30.0-0.32.0 prepare
-#: it alike but their ModelOpt W4A16 methods are not recorded there
-W4A16_CUTEDSL_CHECKED = ("0.33.0",)
-
-
-def w4a16_linear_refusal(q: ModelOptQuant, capability: int, version: str) -> str | None:
-    """Why ``q``'s weight-only NVFP4 linear layers (``W4A16_NVFP4``, MoE experts aside: those go
-    through Marlin's MoE path) on SM ``capability`` under vLLM ``version`` are not given, or
-    ``None``: vLLM prepares them for FlashInfer's CuTe DSL kernel there
-    (:data:`W4A16_CUTEDSL_RELEASES`, ``prepare_bf16_fp4_weights``), whose layout
-    (:func:`w4a16_cutedsl_linear_bytes`) is checked on :data:`W4A16_CUTEDSL_CHECKED` only."""
-    if capability not in W4A16_CUTEDSL_CAPABILITIES or version not in W4A16_CUTEDSL_RELEASES:
-        return None
-    if version in W4A16_CUTEDSL_CHECKED:
-        return None
-    linear = q.algo == "W4A16_NVFP4" or any(
-        algo == "W4A16_NVFP4" and not re.search(r"\.experts(\.|$)", name) for name, algo in q.layers
-    )
-    if not linear:
-        return None
-    return (
-        f"weight-only NVFP4 (W4A16_NVFP4) linear layers on SM {capability // 10}.{capability % 10} with vLLM "
-        f"{version} go through FlashInfer's CuTe DSL BF16 x FP4 kernel, whose prepared layout is checked on vLLM "
-        f"{', '.join(W4A16_CUTEDSL_CHECKED)} only"
-    )
 
 
 def _round_up(x: int, m: int) -> int:

@@ -243,17 +243,11 @@ def scaled_linear_bytes(
     if s.kind == "nvfp4" and q.capability < 100 and q.humming:
         return humming_nvfp4_linear_bytes(n, k, act_bytes, sm_count=q.sm_count, bias=bias)
     if s.kind == "fp8" and q.capability < 89 and q.humming_fp8 is not None:
-        if bias and q.vllm_version in HUMMING_FP8_BIAS_UNCHECKED:
-            raise InputError(
-                "quantization_config",
-                "config_groups",
-                f"a compressed-tensors fp8 layer with a bias below SM 8.9 on vLLM {q.vllm_version} (Humming's W8A16 "
-                "fp8 kernel, whose bias handling before 0.31.0 is not recorded) is not modelled",
-            )
         locks = humming_fp8_locks_bytes(q.humming_fp8, q.sm_count)
         kept = s.static_input and q.vllm_version in HUMMING_FP8_INPUT_SCALE_KEPT
+        zero_bias = q.vllm_version not in HUMMING_FP8_BIAS_ALONE
         return humming_fp8_linear_bytes(
-            s, n, k, act_bytes, locks=locks, bias=bias, input_scales=len(parts) if kept else 0
+            s, n, k, act_bytes, locks=locks, bias=bias, input_scales=len(parts) if kept else 0, zero_bias=zero_bias
         )
     out = _scaled_linear_bytes(q, s, k, parts, act_bytes)
     return [*out, ("bias", n * act_bytes)] if bias else out
@@ -277,10 +271,12 @@ def humming_nvfp4_linear_bytes(
     return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sm_count))]
 
 
-#: releases whose Humming linear layers keep a bias through ``humming_utils.py`` (no ``zero_bias``
-#: buffer, unlike 0.31.0+'s ``utils/humming/linear.py``): no compressed-tensors fp8 checkpoint with a
-#: bias is recorded there, so such a layer below SM 8.9 is refused by name
-HUMMING_FP8_BIAS_UNCHECKED = ("0.27.1", "0.28.0", "0.29.0", "0.30.0")
+#: releases whose Humming W8A16 fp8 linear layers keep a bias through ``humming_utils.py``
+#: (``prepare_humming_linear_layer_config``; 0.27.1's ``prepare_humming_layer``): the bias padded to
+#: ``pn`` with the other tensors, no ``zero_bias`` buffer, unlike 0.31.0+'s ``utils/humming/linear.py``
+#: (recorded: Qwen2.5-1.5B / 0.5B compressed-tensors FP8-dynamic below SM 8.9 on 0.27.1-0.33.0,
+#: ``quant-recorded-humfp8-<release>.json``)
+HUMMING_FP8_BIAS_ALONE = ("0.27.1", "0.28.0", "0.29.0", "0.30.0")
 
 
 #: releases whose Humming W8A16 fp8 layers keep a static per-tensor ``input_scale`` (``[parts]`` float32, as
@@ -292,7 +288,15 @@ HUMMING_FP8_INPUT_SCALE_KEPT = ("0.27.1",)
 
 
 def humming_fp8_linear_bytes(
-    s: ScaledScheme, n: int, k: int, act_bytes: int, *, locks: int, bias: bool = False, input_scales: int = 0
+    s: ScaledScheme,
+    n: int,
+    k: int,
+    act_bytes: int,
+    *,
+    locks: int,
+    bias: bool = False,
+    input_scales: int = 0,
+    zero_bias: bool = True,
 ) -> list[tuple[str, int]]:
     """A compressed-tensors fp8 linear layer below SM 8.9 (``n`` outputs, ``k`` inputs per rank)
     that ``HummingFP8ScaledMMLinearKernel`` serves weight-only (``scaled_mm/humming.py``
@@ -301,7 +305,8 @@ def humming_fp8_linear_bytes(
     to ``(pn, pk)``, one byte per element; the scales per output channel ``[1, pn]`` in the
     activation dtype (``channel``, and ``tensor``, which ``CompressedTensorsW8A16Fp8`` first turns
     into channel scales, ``convert_to_channelwise``), or float32 block scales
-    ``[pk / bk, pn / bn]``; the bias and its ``zero_bias`` when there is one; the kernel's ``locks``
+    ``[pk / bk, pn / bn]``; the bias (padded to ``pn``) and, with ``zero_bias`` (0.31.0+, not
+    :data:`HUMMING_FP8_BIAS_ALONE`), its ``zero_bias`` twin when there is one; the kernel's ``locks``
     (``locks`` bytes: ``humming_fp8_locks_bytes``); ``input_scales`` float32 static input scales
     kept as loaded (one per output part where :data:`HUMMING_FP8_INPUT_SCALE_KEPT` lists the
     release; else 0: none kept)."""
@@ -316,9 +321,12 @@ def humming_fp8_linear_bytes(
             scale_bytes=4,
             act_bytes=act_bytes,
             bias=bias,
+            zero_bias=zero_bias,
         )
     else:
-        layer = HummingLayer(n=n, k=k, bits=8, group_size=0, scale_bytes=act_bytes, act_bytes=act_bytes, bias=bias)
+        layer = HummingLayer(
+            n=n, k=k, bits=8, group_size=0, scale_bytes=act_bytes, act_bytes=act_bytes, bias=bias, zero_bias=zero_bias
+        )
     kept = [("scale", 4 * input_scales)] if input_scales else []
     return [*humming_tensors(layer), *kept, ("workspace", locks)]
 
@@ -357,7 +365,7 @@ def _scaled_linear_bytes(
             raise InputError("quantization_config", "config_groups", f"int8 {s.strategy} weights are not modelled")
         return [("weight", n * k), ("scale", 4 * n)]
     if s.kind == "fp8":
-        if q.capability < 89 and not q.plain_fp8:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
+        if q.capability < 89 and not (q.plain_fp8 and s.strategy == "block"):  # weight-only fp8 through Marlin
             if s.strategy == "block":
                 assert s.block is not None
                 pn, pk = marlin_padded_nk(n, k, s.block[1])
