@@ -156,6 +156,21 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             *("--enable-prefix-caching", "--attention-backend", "FLASHINFER"),
         ],
     ),
+    # gpt-oss (mxfp4) with --dtype float16 and a bfloat16 KV cache: 0.33's float KV cache check answers before the
+    # quantization dtypes (audit seed 260332 cases 56, 128)
+    "gptoss-f16-bf16kv": (
+        H.EXAMPLES / "gpt-oss-20b.config.json",
+        [
+            "--max-model-len",
+            "8192",
+            "--kv-cache-memory-bytes",
+            "581171674",
+            "--kv-cache-dtype",
+            "bfloat16",
+            "--dtype",
+            "float16",
+        ],
+    ),
     "async-sw": (
         H.EXAMPLES / "gpt-oss-20b.config.json",
         [
@@ -864,6 +879,14 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    # gptoss-f16-bf16kv: 0.33 checks a float KV cache dtype against --dtype before the quantization dtypes
+    ("0.27.1", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
+    ("0.28.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
+    ("0.29.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
+    ("0.30.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
+    ("0.31.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
+    ("0.32.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
+    ("0.33.0", "gptoss-f16-bf16kv"): _refused_with('kv_cache_dtype="bfloat16" is incompatible with dtype="float16"'),
     # zamba2-g2-*: the attention blocks select their backend before the mamba layers split their groups (0.32+:
     # FlashInfer takes nvfp4 on SM 9.0, so the group split refuses)
     ("0.27.1", "zamba2-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
