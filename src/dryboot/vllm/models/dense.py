@@ -345,6 +345,17 @@ BACKEND_MULTIMODAL: dict[str, Decoder] = {
     ),
 }
 
+#: the defaults of the checkpoints' own BailingMoeV2Config, which BharatGen's Param2MoEConfig repeats
+#: (both remote code: ``tests/fidelity/data/remote-code/bailing_moe_v2``, ``param2moe``)
+_BAILING_V2_DEFAULTS = {
+    "max_position_embeddings": 32768,
+    "num_hidden_layers": 20,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "hidden_size": 2048,
+    "head_dim": 128,
+}
+
 DECODERS: dict[str, Decoder] = {
     "MixtralForCausalLM": Decoder("mixtral.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
     "Qwen2MoeForCausalLM": Decoder(
@@ -499,14 +510,7 @@ DECODERS: dict[str, Decoder] = {
     # code, auto_map: BharatGen's converter writes it beside config.json), whose defaults these are
     "Param2MoEForCausalLM": Decoder(
         "param2moe.py",
-        {
-            "max_position_embeddings": 32768,
-            "num_hidden_layers": 20,
-            "num_attention_heads": 16,
-            "num_key_value_heads": 4,
-            "hidden_size": 2048,
-            "head_dim": 128,
-        },
+        _BAILING_V2_DEFAULTS,
     ),
     # bailing_moe.py (0.27.1-0.33.0): BailingMoeV2ForCausalLM is BailingMoeForCausalLM (the same
     # BailingAttention: config.head_dim, else hidden_size // num_attention_heads); the checkpoint's
@@ -514,14 +518,7 @@ DECODERS: dict[str, Decoder] = {
     # sliding_window of its own (a file's key is kept, and vLLM slides every layer by it, as for V1)
     "BailingMoeV2ForCausalLM": Decoder(
         "bailing_moe.py",
-        {
-            "max_position_embeddings": 32768,
-            "num_hidden_layers": 20,
-            "num_attention_heads": 16,
-            "num_key_value_heads": 4,
-            "hidden_size": 2048,
-            "head_dim": 128,
-        },
+        _BAILING_V2_DEFAULTS,
         attention_suffix="attention.attn",
     ),
     # telechat2.py (0.27.1-0.33.0): TeleChat2Model is llama.py's LlamaModel on the checkpoint's own
