@@ -494,6 +494,40 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "zamba2-g2",
         ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1451562468", "-tp", "4"],
     ),
+    # Falcon-H1 with mamba_n_groups 2 at TP 4: each layer's attention branch selects its backend before its SSM
+    # branch splits the groups (audit seeds 260333 case 161, 260303 case 244)
+    "falconh1-g2-tp4-nvfp4": (
+        REL / "falconh1-g2",
+        [
+            *(
+                "--max-model-len",
+                "2048",
+                "--kv-cache-memory-bytes",
+                "1021572415",
+                "-tp",
+                "4",
+                "--kv-cache-dtype",
+                "nvfp4",
+            )
+        ],
+    ),
+    "falconh1-g2-tp4": (
+        REL / "falconh1-g2",
+        ["--max-model-len", "2048", "--kv-cache-memory-bytes", "1021572415", "-tp", "4"],
+    ),
+    "falconh1-g2-tp4-ehs8": (
+        REL / "falconh1-g2",
+        [
+            *("--max-model-len", "2048", "--kv-cache-memory-bytes", "1021572415", "-tp", "4", "--speculative-config"),
+            json.dumps(
+                {
+                    "method": "extract_hidden_states",
+                    "num_speculative_tokens": 8,
+                    "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [0]}},
+                }
+            ),
+        ],
+    ),
     "qwen2-nokv16": (REL / "qwen2-nokv16", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen2-nokv64": (REL / "qwen2-nokv64", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
     "qwen35moe-nokv": (
@@ -879,6 +913,43 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    # falconh1-g2-*: the attention branch selects its backend (and the hidden-state proposer is built) before the
+    # SSM branch splits its groups (0.27/0.28 assert the proposer's one token bare, 0.29+ say it)
+    ("0.27.1", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.27.1", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.28.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.28.0", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.28.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.29.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.29.0", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.29.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.30.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.30.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.31.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.31.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.32.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.32.0", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.32.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.33.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "falconh1-g2-tp4"): _refused_with(
+        "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
+    ),
+    ("0.33.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
     # gptoss-f16-bf16kv: 0.33 checks a float KV cache dtype against --dtype before the quantization dtypes
     ("0.27.1", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
     ("0.28.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
@@ -924,34 +995,34 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # pp3-empty*: a stage of no layer fails after the memory check on 0.27.1, 0.28.0 and 0.32.0 (vLLM estimates
     # 304 / 288 tokens over the other stages), before it on 0.29-0.31 (a bare AssertionError) and 0.33.0
     # (ZeroDivisionError); with memory enough, every release fails on it
-    ("0.27.1", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.27.1", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.28.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.28.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.29.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.29.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.30.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.30.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.31.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.31.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.32.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.32.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.33.0", "pp3-empty-lowmem-override"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.33.0", "pp3-empty-lowmem-autofit"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.27.1", "pp3-empty-lowmem-override"): _refused_with("ZeroDivisionError"),
+    ("0.27.1", "pp3-empty-lowmem-autofit"): _refused_with("group_size"),
+    ("0.28.0", "pp3-empty-lowmem-override"): _refused_with("ZeroDivisionError"),
+    ("0.28.0", "pp3-empty-lowmem-autofit"): _refused_with("group_size"),
+    ("0.29.0", "pp3-empty-lowmem-override"): _refused_with("AssertionError"),
+    ("0.29.0", "pp3-empty-lowmem-autofit"): _refused_with("AssertionError"),
+    ("0.30.0", "pp3-empty-lowmem-override"): _refused_with("AssertionError"),
+    ("0.30.0", "pp3-empty-lowmem-autofit"): _refused_with("AssertionError"),
+    ("0.31.0", "pp3-empty-lowmem-override"): _refused_with("AssertionError"),
+    ("0.31.0", "pp3-empty-lowmem-autofit"): _refused_with("AssertionError"),
+    ("0.32.0", "pp3-empty-lowmem-override"): _refused_with("ZeroDivisionError"),
+    ("0.32.0", "pp3-empty-lowmem-autofit"): _refused_with("ZeroDivisionError"),
+    ("0.33.0", "pp3-empty-lowmem-override"): _refused_with("ZeroDivisionError"),
+    ("0.33.0", "pp3-empty-lowmem-autofit"): _refused_with("ZeroDivisionError"),
     ("0.27.1", "pp3-empty-lowmem"): _refused(304),
     ("0.28.0", "pp3-empty-lowmem"): _refused(304),
     ("0.32.0", "pp3-empty-lowmem"): _refused(288),
-    ("0.29.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.30.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.31.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.33.0", "pp3-empty-lowmem"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.27.1", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.28.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.29.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.30.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.31.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.32.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
-    ("0.33.0", "pp3-empty"): _refused_with("pipeline stage 2 holds no KV cache layer"),
+    ("0.29.0", "pp3-empty-lowmem"): _refused_with("AssertionError"),
+    ("0.30.0", "pp3-empty-lowmem"): _refused_with("AssertionError"),
+    ("0.31.0", "pp3-empty-lowmem"): _refused_with("AssertionError"),
+    ("0.33.0", "pp3-empty-lowmem"): _refused_with("ZeroDivisionError"),
+    ("0.27.1", "pp3-empty"): _refused_with("group_size"),
+    ("0.28.0", "pp3-empty"): _refused_with("group_size"),
+    ("0.29.0", "pp3-empty"): _refused_with("AssertionError"),
+    ("0.30.0", "pp3-empty"): _refused_with("AssertionError"),
+    ("0.31.0", "pp3-empty"): _refused_with("AssertionError"),
+    ("0.32.0", "pp3-empty"): _refused_with("ZeroDivisionError"),
+    ("0.33.0", "pp3-empty"): _refused_with("ZeroDivisionError"),
     # gptoss-fi-sm90: the oracle box has no flashinfer-cubin (dryboot runs with --no-flashinfer-cubin)
     ("0.27.1", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     ("0.28.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
@@ -962,49 +1033,49 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.33.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     # kimi-rope32-*: vLLM refuses the decode backend / the hidden-state proposer before the MLA prefill dims
     ("0.27.1", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.27.1", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.27.1", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.27.1", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.27.1", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.27.1", "kimi-rope32-ehs"): _refused_with(
         "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
     ),
     ("0.28.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.28.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.28.0", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.28.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.28.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.28.0", "kimi-rope32-ehs"): _refused_with(
         "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
     ),
     ("0.29.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.29.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.29.0", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.29.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.29.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.29.0", "kimi-rope32-ehs"): _refused_with(
         "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
     ),
     ("0.30.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.30.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.30.0", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.30.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.30.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.30.0", "kimi-rope32-ehs"): _refused_with(
         "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
     ),
     ("0.31.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.31.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.31.0", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.31.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.31.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.31.0", "kimi-rope32-ehs"): _refused_with(
         "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
     ),
     ("0.32.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.32.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.32.0", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.32.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.32.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.32.0", "kimi-rope32-ehs"): _refused_with(
         "eagle_aux_hidden_state_layer_ids must be set in the draft model config"
     ),
     ("0.33.0", "kimi-rope32-e5m2"): _refused_with("No valid attention backend found"),
-    ("0.33.0", "kimi-rope32-flex"): _refused_with("is an MLA model; pick a matching backend"),
+    ("0.33.0", "kimi-rope32-flex"): _refused_with("FLEX_ATTENTION"),
     ("0.33.0", "kimi-rope32-pth"): _refused_with("No valid attention backend found"),
     ("0.33.0", "kimi-rope32-int8pth"): _refused_with("No valid attention backend found"),
     ("0.33.0", "kimi-rope32-ehs"): _refused_with(

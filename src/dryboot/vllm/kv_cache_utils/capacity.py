@@ -161,7 +161,10 @@ def empty_stage_message(stage: int) -> str:
     """Why vLLM fails on pipeline stage ``stage`` holding no KV cache layer: once the other
     stages passed the auto-fit and the memory check (which skip it), building its KV cache config
     divides by its empty group (0.27-0.28 assert ``group_size > 0`` first)."""
-    return f"pipeline stage {stage} holds no KV cache layer (vLLM asserts group_size > 0)"
+    return (
+        f"pipeline stage {stage} holds no KV cache layer (vLLM asserts group_size > 0, an AssertionError, or "
+        "divides by the empty group, a ZeroDivisionError)"
+    )
 
 
 def pool_bytes_per_block(grouping: Grouping, share: WorkerShare | None = None) -> int:

@@ -18,7 +18,9 @@ from typing import Any
 
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import attention_heads, geometry, mamba2_mixer, num_layers
-from dryboot.vllm.models.nemotron_h import verify as verify  # MambaMixer2's group split rule
+from dryboot.vllm.models.nemotron_h import verify_after_attention
+
+# MambaMixer2's group split rule, after each layer's attention branch selected its backend
 
 #: ``FalconH1Config`` class defaults.
 _DEFAULTS = {
@@ -62,3 +64,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         attention_suffix="attn",
         decoder_layers=tuple(range(n)) * 2,
     )
+
+
+#: the family's ``verify_built`` hook: MambaMixer2's group split rule, after each layer's attention
+#: branch selected its backend
+verify_built = verify_after_attention

@@ -13,6 +13,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, Mamba2, ModelGeometry, ssm_dtype
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 
 _PATTERN = {"M": LayerKind.MAMBA2, "*": LayerKind.FULL, "-": LayerKind.NONE, "E": LayerKind.NONE}
@@ -168,3 +169,14 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
             f"{model.source}: n_groups={m.n_groups}: If tensor parallel world size does not divide "
             "num_groups, then num_groups must equal 1.",
         )
+
+
+def verify_after_attention(model: ModelGeometry, args: EngineArgs, backend: str) -> None:
+    """:func:`verify` as a ``verify_built`` hook: for a model class that builds attention before its
+    first mamba mixer (Zamba2's shared attention blocks; each Falcon-H1 layer's attention branch
+    before its SSM branch), so vLLM refuses a KV cache dtype no backend takes, or a named backend
+    that is not valid, before the group split (recorded: ``test_releases`` ``zamba2-g2-*``,
+    ``falconh1-g2-*``).
+
+    :raises InputError: ``n_groups`` neither 1 nor divisible by the TP size."""
+    verify(model, args.tensor_parallel_size)

@@ -24,9 +24,10 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, Mamba2, ModelGeometry
-from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
-from dryboot.vllm.models.nemotron_h import verify as mamba2_groups_verify
+from dryboot.vllm.models.nemotron_h import verify_after_attention
+
+# MambaMixer2's group split rule, after the shared attention blocks' backends
 
 _MAMBA = ("mamba", "linear_attention")
 
@@ -128,11 +129,5 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
 
 
-def verify_built(model: ModelGeometry, args: EngineArgs, backend: str) -> None:
-    """``MambaMixer2``'s group split rule (:func:`dryboot.vllm.models.nemotron_h.verify`), checked
-    after the attention backend: ``Zamba2Model`` builds its shared attention blocks (each selecting
-    its backend) before its first mamba layer, so vLLM refuses a KV cache dtype no backend takes
-    first (0.28.0, audit seed 260280 case 21).
-
-    :raises InputError: ``n_groups`` neither 1 nor divisible by the TP size."""
-    mamba2_groups_verify(model, args.tensor_parallel_size)
+#: the family's ``verify_built`` hook: MambaMixer2's group split rule, after the shared attention blocks' backends
+verify_built = verify_after_attention
