@@ -101,8 +101,8 @@ FLOAT16_NOT_SUPPORTED = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4"})
 
 def model_dtype_of(model: ModelGeometry, args: EngineArgs, *, quant_checked: bool = True) -> str:
     """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16.
-    ``quant_checked``: also check the quantization method's activation dtypes (``VllmConfig.
-    _get_quantization_config``, in ``__post_init__``; ``False``: ModelConfig's own checks only).
+    ``quant_checked``: also check the quantization method's activation dtypes
+    (:func:`_check_quant_act_dtype`; ``False``: ModelConfig's own checks only).
 
     :raises InputError: float16 for a model type vLLM runs only in bfloat16/float32
         (``_check_valid_dtype``), or for an mxfp4 checkpoint (bfloat16 only).
@@ -116,13 +116,22 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs, *, quant_checked: boo
             f"The model type {model.model_type!r} does not support float16. Reason: Numerical instability. "
             "Please use bfloat16 or float32 instead.",
         )
-    if quant_checked and dtype == "float16" and model.quant.quant_method == "mxfp4":
+    if quant_checked:
+        _check_quant_act_dtype(model, args, dtype)
+    return dtype
+
+
+def _check_quant_act_dtype(model: ModelGeometry, args: EngineArgs, dtype: str) -> None:
+    """The quantization method's activation dtypes (``VllmConfig._get_quantization_config``, in
+    ``__post_init__``): mxfp4 takes bfloat16 only.
+
+    :raises InputError: float16 for an mxfp4 checkpoint, naming ``--dtype``."""
+    if dtype == "float16" and model.quant.quant_method == "mxfp4":
         raise InputError(
             "--dtype",
             args.dtype,
             f"{model.source}: torch.float16 is not supported for quantization method mxfp4 (supported: torch.bfloat16)",
         )
-    return dtype
 
 
 def _refuse_diffkv_cache(backend: str, kv_cache_dtype: str, model: ModelGeometry) -> None:
@@ -1188,8 +1197,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         )
     # VllmConfig's float KV cache validator (0.33) answers before the quantization config's dtype
     # check (recorded: test_releases gptoss-f16-bf16kv)
-    _check_float_kv_cache_dtype(args, model_dtype_of(model, args, quant_checked=False), rules)
-    model_dtype = model_dtype_of(model, args)
+    model_dtype = model_dtype_of(model, args, quant_checked=False)
+    _check_float_kv_cache_dtype(args, model_dtype, rules)
+    _check_quant_act_dtype(model, args, model_dtype)
     _check_nvfp4_mla(model, kv_dtype)
     if hidden_states:
         # the model runner builds its proposer (whose checks refuse) after the engine config

@@ -273,17 +273,11 @@ BLOOM_ALIBI = (
     "BLOOM's ALiBi slopes are computed as tensors on the model's device: vLLM cannot build it on the meta "
     "device, so it is not verified"
 )
-#: REMOTE (issue 37): vLLM reads these offline under --trust-remote-code when the checkpoint's
+#: issue 37: vLLM reads a remote-code config offline under --trust-remote-code when the checkpoint's
 #: configuration_*.py sits beside config.json (recorded for InternLM2, MiniCPM, MiMo, Bailing, Bailing-V2,
-#: TeleChat2 and Param2, which dryboot now plans: tests/fidelity/data/remote-code); the architectures left here
-#: lack that file in the corpus
-REMOTE = (
-    "its config class is remote code (its model_type is in neither transformers nor vLLM's config registry, "
-    "0.27.1-0.33.0): vLLM reads it only under --trust-remote-code with the checkpoint's own configuration_*.py, "
-    "which is not in dryboot's fidelity corpus, so no engine start of it was recorded: not verified offline"
-)
-#: issue 37, session 26: the remote-code text models whose checkpoints' config class was searched for
-#: (GitHub mirrors of the checkpoints, the authors' repositories) and not found verbatim
+#: TeleChat2 and Param2, which dryboot now plans: tests/fidelity/data/remote-code). The ones below: their
+#: checkpoints' config class was searched for (GitHub mirrors of the checkpoints, the authors' repositories)
+#: and not found verbatim
 _REMOTE_HEAD = (
     "its config class is remote code ({what}: in neither transformers nor vLLM's config registry, 0.27.1-0.33.0); "
 )

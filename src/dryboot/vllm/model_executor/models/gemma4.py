@@ -58,10 +58,10 @@ from dryboot.vllm.model_executor.models.compose import (
     vision_language,
 )
 
-#: fields whose value other than these adds modules this module does not build (refused by name)
 #: the multimodal wrapper's architecture (its text model built by :func:`text_walk` too)
 MM_ARCHITECTURE = "Gemma4ForConditionalGeneration"
 
+#: fields whose value other than these adds modules this module does not build (refused by name)
 UNMODELLED = {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": False}
 
 
