@@ -32,6 +32,7 @@ from dryboot.vllm import versions
 pytestmark = pytest.mark.fidelity
 
 REL = Path(__file__).resolve().parent / "data" / "releases"
+E2E_EXTRA = Path(__file__).resolve().parent / "data" / "e2e-extra"
 ARCH = Path(__file__).resolve().parent / "data" / "architectures"
 NEMO = H.EXAMPLES / "Nemotron-H-56B-Base-8K.config.json"
 _NB = ["--max-num-batched-tokens", "2048"]
@@ -585,6 +586,19 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     "order-g4-shared-nvfp4": (
         REL / "g4-shared-nofull-b",
         ["--max-model-len", "262144", "--kv-cache-memory-bytes", "10160955", "-tp", "4", "--kv-cache-dtype", "nvfp4"],
+    ),
+    # FlexAttentionImpl refuses a KV-shared layer when the model is built, before any memory is profiled
+    # (audit seed 270291 case 79: dryboot refused the auto-fit instead)
+    "g4-shared-flex": (
+        E2E_EXTRA / "gemma4_kv_shared3",
+        [
+            *("--max-model-len", "-1", "--kv-cache-memory-bytes", "3763899", "--block-size", "256"),
+            *("--attention-backend", "FLEX_ATTENTION"),
+        ],
+    ),
+    "g3n-shared-flex": (
+        E2E_EXTRA / "gemma3n_kv_shared_early",
+        ["--max-model-len", "4096", "--kv-cache-memory-bytes", "2G", "--attention-backend", "FLEX_ATTENTION"],
     ),
     "order-g4-shared-pp4": (
         REL / "g4-shared-nofull-c",
@@ -2043,6 +2057,21 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ),
     ("0.30.0", "order-g4-shared-nvfp4"): _refused_with("No valid attention backend found"),
     ("0.33.0", "order-g4-shared-pp4"): _refused_with("Specified KV sharing target layer for"),
+    # FlexAttentionImpl refuses a KV-shared layer while the model is built (audit seed 270291 case 79)
+    ("0.27.1", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.28.0", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.29.0", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.30.0", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.31.0", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.32.0", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.33.0", "g4-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.27.1", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.28.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.29.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.30.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.31.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.32.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    ("0.33.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
     ("0.29.0", "order-mamba1-pp3-fa"): _refused_with(
         "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
         "['kv_cache_dtype not supported']"

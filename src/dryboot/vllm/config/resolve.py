@@ -270,6 +270,9 @@ def backend_for(
     if backend.name == "FLEX_ATTENTION" and model.attn.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
+    if backend.name == "FLEX_ATTENTION" and model.kv_sharing:
+        # FlexAttentionImpl.__init__ of a layer with a kv_sharing_target_layer_name, when the model is built
+        raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support kv sharing yet.")
     family_of(model).verify_backend(model, backend.name, flag)
     return backend
 
