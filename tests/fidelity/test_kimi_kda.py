@@ -1,7 +1,8 @@
 """Kimi Delta Attention's state against vLLM's recorded engine start (``record_kimi_kda.py``,
 ``data/kimi-kda/``): the recurrent state's dtype under ``--mamba-ssm-cache-dtype`` (float32 whatever the
 flag on 0.28.0; from 0.30.0 the flag sizes the hybrid block, which Kimi-Linear's float32 layer then
-outgrows under bfloat16, and values other than auto / float32 / bfloat16 are refused), and on 0.33.0
+outgrows under bfloat16 at TP 1 here (padded to it where it fits: ``test_releases.py``'s ``kimil-*ssmbf16-*``),
+and values other than auto / float32 / bfloat16 are refused), and on 0.33.0
 Kimi-K3's full-rank-gate KDA layers (``KimiK3DeltaAttention``), whose MambaSpec holds a prefill
 checkpoint block where FlashKDA is their prefill backend (SM 9.0, bfloat16, head_dim 128, a gate
 bound): one more state block per request in ``align`` mode. Needs no vLLM."""
@@ -112,3 +113,19 @@ def test_prefill_checkpoint_blocks(
     kda: GatedDeltaNet | None, major: int, model_dtype: str, recurrent: str, blocks: int
 ) -> None:
     assert kimi_linear.kda_prefill_checkpoint_blocks(kda, major, model_dtype, recurrent) == blocks
+
+
+@pytest.mark.parametrize(
+    ("full_rank", "sizing", "layer"),
+    [
+        (False, "bfloat16", "float32"),  # KimiGatedDeltaNetAttention.get_state_dtype passes no SSM flag
+        (False, "float32", "float32"),
+        (True, "bfloat16", "bfloat16"),  # KimiK3DeltaAttention passes it
+        (True, "float32", "float32"),
+    ],
+)
+def test_layer_recurrent_dtype(full_rank: bool, sizing: str, layer: str) -> None:
+    """The KDA layer's own state dtype beside the model class's (which sizes the hybrid block): the
+    records ``kimil-*ssmbf16-*`` of ``test_releases.py`` (TP 4 / PP 2 served from 0.30.0, a padded float32
+    page) pin the split."""
+    assert kimi_linear.kda_layer_recurrent_dtype(_kda(full_rank=full_rank), sizing) == layer

@@ -71,6 +71,9 @@ def _dbk_spec(method: str, **extra: str) -> str:
 #: a 2-layer Mistral at PP 3 (``pp3-empty*``) with 1.3 MB of KV cache memory
 _PP3_LOWMEM = ["--kv-cache-memory-bytes", "1316425", "--max-num-batched-tokens", "16384", "-pp", "3"]
 
+#: the Kimi-Linear --mamba-ssm-cache-dtype bfloat16 cases' length and budget
+_KIMIL_BASE = ("--max-model-len", "2048", "--kv-cache-memory-bytes", "1000000000")
+
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
     "nullblk-admit": (REL / "nullblk", ["--max-model-len", "1600", *_NB, "--kv-cache-memory-bytes", "13107200"]),
@@ -824,6 +827,38 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "kimil-allkda",
         ["--max-model-len", "8192", "--kv-cache-memory-bytes", "2410532466", "--kv-cache-dtype", "nvfp4"],
     ),
+    # Kimi-Linear under --mamba-ssm-cache-dtype bfloat16: from 0.30.0 the model class sizes the hybrid
+    # block from a bfloat16 KDA state, the KDA layer keeps float32 and its page is padded to the
+    # attention page where it fits (vLLM's MambaSpec asserts where it does not). kimil-kda64: harness
+    # case s260313-367 (0.31.0 served it at TP 4 / PP 2; dryboot refused); the tiny config's KDA
+    # state (16 heads of 128) outgrows the page up to TP 4 and fits at TP 8
+    "kimil-kda64-ssmbf16-tp4pp2": (
+        REL / "kimil-kda64",
+        [
+            "--max-model-len",
+            "-1",
+            "--kv-cache-memory-bytes",
+            "148638891123",
+            "--tensor-parallel-size",
+            "4",
+            "-pp",
+            "2",
+            "--mamba-ssm-cache-dtype",
+            "bfloat16",
+        ],
+    ),
+    **{
+        f"kimil-{cfg}ssmbf16-tp{tp}": (
+            path,
+            [*_KIMIL_BASE, "--tensor-parallel-size", str(tp), "--mamba-ssm-cache-dtype", "bfloat16"],
+        )
+        for cfg, path, tp in (
+            ("kda64-", REL / "kimil-kda64", 2),
+            ("", ARCH / "KimiLinearForCausalLM.json", 1),
+            ("", ARCH / "KimiLinearForCausalLM.json", 2),
+            ("", ARCH / "KimiLinearForCausalLM.json", 8),
+        )
+    },
     # Step-3.5 without MTP layers (num_nextn_predict_layers 0; harness --family step3p5 case s0-27)
     "step3p5-nomtp": (
         REL / "step3p5-nomtp",
@@ -927,6 +962,206 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    # Kimi-Linear under --mamba-ssm-cache-dtype bfloat16 (kimil-*ssmbf16-*): 0.28.0 sizes the hybrid block from
+    # a float32 KDA state whatever the flag; from 0.30.0 from a bfloat16 one, the KDA layer's float32 state
+    # padded to that attention page where it fits (kimil-kda64-*, the tiny config at TP 8) and asserted
+    # where it outgrows it (the tiny config at TP 1 and 2)
+    ("0.28.0", "kimil-kda64-ssmbf16-tp4pp2"): _ok(
+        128,
+        1008021,
+        32006620,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 110.22% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 8192 fits in available GPU memory",
+            "GPU KV cache size: 32,006,620 tokens, Maximum concurrency for 8,192 tokens per request: 3907.06x",
+        ),
+    ),
+    ("0.28.0", "kimil-kda64-ssmbf16-tp2"): _ok(
+        128,
+        6781,
+        210416,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 5.11% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 210,416 tokens, Maximum concurrency for 2,048 tokens per request: 102.74x",
+        ),
+    ),
+    ("0.28.0", "kimil-ssmbf16-tp1"): _ok(
+        1024,
+        847,
+        216832,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 216,832 tokens, Maximum concurrency for 2,048 tokens per request: 105.88x",
+        ),
+    ),
+    ("0.28.0", "kimil-ssmbf16-tp2"): _ok(
+        512,
+        1695,
+        347136,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 512 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 347,136 tokens, Maximum concurrency for 2,048 tokens per request: 169.50x",
+        ),
+    ),
+    ("0.28.0", "kimil-ssmbf16-tp8"): _ok(
+        128,
+        6781,
+        631249,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 8.68% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 631,249 tokens, Maximum concurrency for 2,048 tokens per request: 308.23x",
+        ),
+    ),
+    ("0.30.0", "kimil-kda64-ssmbf16-tp4pp2"): _ok(
+        128,
+        1008021,
+        32006620,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 294.52% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 8192 fits in available GPU memory",
+            "GPU KV cache size: 32,006,620 tokens, Maximum concurrency for 8,192 tokens per request: 3907.06x",
+        ),
+    ),
+    ("0.30.0", "kimil-kda64-ssmbf16-tp2"): _ok(
+        128,
+        6781,
+        210416,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 97.26% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 210,416 tokens, Maximum concurrency for 2,048 tokens per request: 102.74x",
+        ),
+    ),
+    ("0.30.0", "kimil-ssmbf16-tp1"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:1026 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
+    ),
+    ("0.30.0", "kimil-ssmbf16-tp2"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:1026 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
+    ),
+    ("0.30.0", "kimil-ssmbf16-tp8"): _ok(
+        128,
+        6781,
+        631249,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 110.22% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 631,249 tokens, Maximum concurrency for 2,048 tokens per request: 308.23x",
+        ),
+    ),
+    ("0.31.0", "kimil-kda64-ssmbf16-tp4pp2"): _ok(
+        128,
+        1008021,
+        32006620,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 294.52% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 8192 fits in available GPU memory",
+            "GPU KV cache size: 32,006,620 tokens, Maximum concurrency for 8,192 tokens per request: 3907.06x",
+        ),
+    ),
+    ("0.31.0", "kimil-kda64-ssmbf16-tp2"): _ok(
+        128,
+        6781,
+        210416,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 97.26% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 210,416 tokens, Maximum concurrency for 2,048 tokens per request: 102.74x",
+        ),
+    ),
+    ("0.31.0", "kimil-ssmbf16-tp1"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:1075 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
+    ),
+    ("0.31.0", "kimil-ssmbf16-tp2"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:1075 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
+    ),
+    ("0.31.0", "kimil-ssmbf16-tp8"): _ok(
+        128,
+        6781,
+        631249,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 110.22% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 631,249 tokens, Maximum concurrency for 2,048 tokens per request: 308.23x",
+        ),
+    ),
+    ("0.33.0", "kimil-kda64-ssmbf16-tp4pp2"): _ok(
+        128,
+        1008021,
+        32006620,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 294.52% to ensure that mamba page size and attention page size are exactly equal.",
+            "Auto-fit max_model_len: full model context length 8192 fits in available KV cache memory (138.43 GiB GPU)",
+            "GPU KV cache size: 32,006,620 tokens, Maximum concurrency for 8,192 tokens per request: 3907.06x",
+        ),
+    ),
+    ("0.33.0", "kimil-kda64-ssmbf16-tp2"): _ok(
+        128,
+        6781,
+        210416,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 97.26% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 210,416 tokens, Maximum concurrency for 2,048 tokens per request: 102.74x",
+        ),
+    ),
+    ("0.33.0", "kimil-ssmbf16-tp1"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:1127 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
+    ),
+    ("0.33.0", "kimil-ssmbf16-tp2"): _refused_as(
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:1127 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
+    ),
+    ("0.33.0", "kimil-ssmbf16-tp8"): _ok(
+        128,
+        6781,
+        631249,
+        2048,
+        log=(
+            "Mamba cache mode is set to 'align' for KimiLinearForCausalLM by default when prefix caching is enabled",
+            "Setting attention block size to 128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 110.22% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 631,249 tokens, Maximum concurrency for 2,048 tokens per request: 308.23x",
+        ),
+    ),
     # falconh1-g2-*: the attention branch selects its backend (and the hidden-state proposer is built) before the
     # SSM branch splits its groups (0.27/0.28 assert the proposer's one token bare, 0.29+ say it)
     ("0.27.1", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),

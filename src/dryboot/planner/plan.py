@@ -230,12 +230,15 @@ def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _L
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules) if model.has_mamba_state else None
-    align = mamba
     without_spec = model.mamba.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec
     if model.mamba.short_conv is not None and cfg.rules.short_conv_spec_rows:
         without_spec = True  # Lfm2's get_mamba_state_shape_from_config passes no num_spec
-    if mamba is not None and without_spec:
-        align = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules, speculative_rows=False)
+    # the state the model class sizes the hybrid block from (get_mamba_state_{shape,dtype}_from_config)
+    align = (
+        mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules, speculative_rows=not without_spec, hybrid_sizing=True)
+        if mamba is not None
+        else None
+    )
     stages: list[frozenset[str]] | None = None
     if cfg.args.pipeline_parallel_size > 1:
         block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, align, log)

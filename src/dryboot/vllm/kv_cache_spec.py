@@ -198,12 +198,16 @@ def mamba_state(
     rules: VersionRules,
     *,
     speculative_rows: bool = True,
+    hybrid_sizing: bool = False,
 ) -> MambaState | None:
     """The mamba-family state one layer keeps (``MambaStateShapeCalculator``,
     ``MambaStateDtypeCalculator``), or ``None`` for a model without such layers.
     ``speculative_rows=False`` leaves out the convolution rows of the speculative tokens, as
     some model classes' ``get_mamba_state_shape_from_config`` do (the state the hybrid
-    alignment sizes the attention block to: :attr:`ModelGeometry.align_state_without_spec`).
+    alignment sizes the attention block to: :attr:`ModelGeometry.align_state_without_spec`);
+    ``hybrid_sizing=True`` gives the dtypes of the model class's ``get_mamba_state_dtype_from_config``
+    (the hybrid alignment's), where a layer's own ``get_state_dtype`` differs (Kimi-Linear's KDA
+    layer under ``--mamba-ssm-cache-dtype bfloat16``: :func:`kimi_linear.kda_layer_recurrent_dtype`).
 
     :raises InputError: state heads that do not split over ``--tensor-parallel-size``.
     """
@@ -229,11 +233,10 @@ def mamba_state(
         if model.mamba.kda is not None:
             g = model.mamba.kda
             shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
-            return (
-                LayerKind.KDA,
-                shapes,
-                (conv, kimi_linear.kda_recurrent_dtype(g, args.mamba_ssm_cache_dtype, model, rules)),
-            )
+            recurrent = kimi_linear.kda_recurrent_dtype(g, args.mamba_ssm_cache_dtype, model, rules)
+            if not hybrid_sizing:
+                recurrent = kimi_linear.kda_layer_recurrent_dtype(g, recurrent)
+            return LayerKind.KDA, shapes, (conv, recurrent)
         if model.mamba.linear_attn is not None:
             la = model.mamba.linear_attn
             # linear_attention_state_dtype: the --mamba-cache-dtype, else the model's
@@ -297,6 +300,9 @@ def build_layers(
                 assert mamba is not None
                 _, shapes, dtypes = mamba
             natural = state_bytes(shapes, dtypes)
+            if mamba_padded is not None and mamba_padded < natural and kind is LayerKind.KDA:
+                # the plain KDA layer's float32 state in a page sized for a bfloat16 one
+                raise kimi_linear.outgrown_page(model, args.mamba_ssm_cache_dtype, natural, mamba_padded)
             if mamba_padded is not None and mamba_padded < natural:
                 # MambaSpec.page_size_bytes asserts page_size_padded >= the state's bytes
                 raise InputError(

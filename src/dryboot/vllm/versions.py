@@ -339,7 +339,8 @@ class VersionRules:
     :param kda_ssm_dtype_flag: ``MambaStateDtypeCalculator.kda_state_dtype`` takes
         ``--mamba-ssm-cache-dtype`` (auto: float32; float32 or bfloat16; another value a ValueError)
         for the KDA recurrent state vLLM sizes the hybrid block from (0.30.0+, recorded on 0.30.0 and
-        0.33.0: Kimi-Linear's float32 layer under bfloat16 fails planning); before, float32 always.
+        0.30.0-0.33.0: Kimi-Linear's float32 layer under bfloat16 is padded to that page, and fails
+        planning where it outgrows it); before, float32 always.
     :param muse_glimmer_layer_types: MuseGlimmer's sliding layers are the ``sliding_attention``
         entries of ``layer_types``, its config read by transformers' ``MuseGlimmerTextConfig``
         (0.33.0: ``muse_glimmer.py`` ``MuseGlimmerAttention``); ``False``: the RoPE layers,

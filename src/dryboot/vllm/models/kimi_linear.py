@@ -8,8 +8,11 @@ DeepSeek's); both are ``model.layers.i.self_attn``. A KDA layer
 (``kimi_gdn_linear_attn.py``) with ``num_heads`` heads of ``head_dim`` and a conv kernel of
 ``short_conv_kernel_size`` keeps a convolution state ``(kernel - 1 + spec, 3 * heads * head_dim
 / TP)`` in the ``--mamba-cache-dtype`` and a recurrent state ``(heads / TP, head_dim,
-head_dim)`` always in float32 (``kda_state_shape``, ``kda_state_dtype``). A hybrid model class
-without mamba prefix caching.
+head_dim)`` in float32 (``kda_state_shape``, ``kda_state_dtype``). From 0.30.0 the model class sizes
+the hybrid attention block from a recurrent state in ``--mamba-ssm-cache-dtype`` (bfloat16 halves it)
+while the layer keeps float32: its page is padded to that attention page where it fits, else vLLM
+asserts (:func:`kda_recurrent_dtype`, :func:`kda_layer_recurrent_dtype`, :func:`outgrown_page`). A
+hybrid model class without mamba prefix caching.
 
 With ``use_full_rank_gate`` (Kimi-K3's KDA, ``kimi_k3/nvidia/kda.py`` ``KimiK3DeltaAttention``)
 the state is the same; from 0.29.0 its MambaSpec adds a prefill checkpoint block where the layer's
@@ -135,16 +138,14 @@ KDA_SSM_DTYPES = ("auto", "float32", "bfloat16")
 
 
 def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry, rules: VersionRules) -> str:
-    """The torch dtype of a KDA layer's recurrent state. ``kda_state_dtype`` (vLLM's hybrid block
-    sizing, and Kimi-K3's ``KimiK3DeltaAttention.get_state_dtype``): float32 for ``auto``, else
-    ``--mamba-ssm-cache-dtype`` (float32 or bfloat16) from 0.30.0 (``kda_ssm_dtype_flag``; before,
-    float32 whatever the flag), unless the model class passes none (``GatedDeltaNet.ssm_dtype_flag``).
-    Kimi-Linear's plain KDA layer (``KimiLinearGatedDeltaNetAttention``) keeps float32 whatever the flag.
+    """The torch dtype of the KDA recurrent state the model class sizes the hybrid attention block from
+    (``get_mamba_state_dtype_from_config``, ``MambaStateDtypeCalculator.kda_state_dtype``): float32 for
+    ``auto``, else ``--mamba-ssm-cache-dtype`` (float32 or bfloat16) from 0.30.0 (``kda_ssm_dtype_flag``;
+    before, float32 whatever the flag), unless the model class passes none (``GatedDeltaNet.ssm_dtype_flag``).
+    A layer's own state may differ: :func:`kda_layer_recurrent_dtype`.
 
-    :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
-        (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
-        page outgrows the attention page, AssertionError at planning, recorded on 0.30.0 and 0.33.0); a
-        full-rank gate on a release that did not verify it (``kda_full_rank_gate``)."""
+    :raises InputError: another flag value (vLLM's ValueError); a full-rank gate on a release that did
+        not verify it (``kda_full_rank_gate``)."""
     if kda.full_rank_gate and not rules.kda_full_rank_gate:
         raise InputError(
             "--vllm-version",
@@ -162,20 +163,33 @@ def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry,
             ssm_flag,
             "vLLM's KDA recurrent state supports only auto, float32 and bfloat16 (ValueError)",
         )
-    if kda.full_rank_gate:
-        return "float32" if ssm_flag == "auto" else ssm_flag
-    if ssm_flag == "bfloat16" and LayerKind.KDA not in model.kinds:
-        # no KDA layer is built (every layer full attention): the bfloat16 state only sizes the hybrid block
-        return ssm_flag
-    if ssm_flag == "bfloat16":
-        raise InputError(
-            "--mamba-ssm-cache-dtype",
-            ssm_flag,
-            f"{model.source}: vLLM sizes the hybrid attention block from a bfloat16 KDA state "
-            "(kda_state_dtype) but Kimi-Linear's KDA layer keeps its recurrent state in float32: its page "
-            "outgrows the attention page and vLLM fails planning the KV cache (AssertionError)",
-        )
-    return "float32"
+    return "float32" if ssm_flag == "auto" else ssm_flag
+
+
+def kda_layer_recurrent_dtype(kda: GatedDeltaNet, sizing_dtype: str) -> str:
+    """The torch dtype of a KDA layer's own recurrent state (its ``get_state_dtype``, which its MambaSpec
+    keeps), given the one the model class sizes the hybrid block from (:func:`kda_recurrent_dtype`):
+    Kimi-Linear's plain KDA layer (``KimiGatedDeltaNetAttention``, ``kimi_gdn_linear_attn.py``) passes
+    ``kda_state_dtype`` no ``--mamba-ssm-cache-dtype`` on every release 0.27.1-0.33.0, so float32 whatever
+    the flag; a full-rank-gate layer (``KimiK3DeltaAttention``, GLM-5.3-Flash's) keeps the sizing dtype.
+    Under ``--mamba-ssm-cache-dtype bfloat16`` the plain layer's float32 state is padded to an attention
+    page sized for a bfloat16 one, which it may outgrow (:func:`outgrown_page`)."""
+    return sizing_dtype if kda.full_rank_gate else "float32"
+
+
+def outgrown_page(model: ModelGeometry, ssm_flag: str, state_bytes: int, page_padded: int) -> InputError:
+    """The refusal where a KDA layer's own state (``state_bytes``, per rank) outgrows the padded mamba
+    page (``page_padded``: the attention page sized for the model class's state,
+    :func:`kda_recurrent_dtype`): vLLM's ``MambaSpec.page_size_bytes`` asserts ``page_size_padded >=``
+    the state's bytes (a bare AssertionError planning the KV cache)."""
+    return InputError(
+        "--mamba-ssm-cache-dtype",
+        ssm_flag,
+        f"{model.source}: vLLM sizes the hybrid attention block from a {ssm_flag} KDA recurrent state "
+        f"(kda_state_dtype) but {model.architecture}'s KDA layer keeps it in float32, so the layer's state "
+        f"({state_bytes:,} B) exceeds the padded mamba page ({page_padded:,} B): vLLM's MambaSpec asserts "
+        "page_size_padded >= the state size (AssertionError) and the engine does not start",
+    )
 
 
 #: compute-capability majors FlashKDA serves (``kimi_k3/nvidia/kda.py`` ``is_flashkda_supported``)
