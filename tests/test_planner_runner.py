@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,58 @@ def test_extract_hidden_states_refuses_disable_padded_drafter_batch() -> None:
     )
     with pytest.raises(InputError, match="disable_padded_drafter_batch is not supported"):
         planned(spec)
+
+
+DFLASH_SW2 = Path(__file__).resolve().parent / "fidelity" / "data" / "releases" / "dflash-sw2"
+QWEN35_4L = str(Path(__file__).resolve().parent / "fidelity" / "data" / "releases" / "qwen35-4l")
+
+
+def test_unregistered_eagle_head_is_refused_where_speculative_config_names_it() -> None:
+    # vLLM names an EAGLE head of a DFlash drafter EagleDFlashDraftModel (no release has it) in
+    # SpeculativeConfig, after ModelConfig's max_model_len and ParallelConfig's world size
+    # (tests/fidelity/test_releases.py eagle-dflash*); the drafter comes back unread, its refusal carried
+    spec = f'{{"method": "eagle", "num_speculative_tokens": 2, "model": "{DFLASH_SW2}"}}'
+    refused = "Model architectures ['EagleDFlashDraftModel'] are not supported for now"
+    flags = {"max-model-len": "4096", "kv-cache-memory-bytes": "2000000000"}
+    for extra, says in (
+        ({}, refused),
+        ({"tensor-parallel-size": "4", "pipeline-parallel-size": "3"}, "World size (12)"),
+        ({"max-model-len": "524288"}, "User-specified max_model_len (524288)"),
+        ({"max-num-batched-tokens": "128", "max-num-seqs": "256"}, refused),  # SchedulerConfig comes after
+    ):
+        model, args = build_engine_args(QWEN35_4L, {**flags, **extra}, [])
+        drafter, args = load_drafter_and_k(spec, None, args)
+        assert drafter is None and args.drafter_refusal is not None
+        with pytest.raises(InputError, match=re.escape(says)):
+            plan(model, args)
+    # a plan of another release (--compare-version) refuses it too, naming the release it was read for
+    with pytest.raises(InputError, match=r"read for vLLM 0\.28\.0 only"):
+        plan(model, args.evolve(vllm_version="0.33.0", max_num_batched_tokens=None, max_num_seqs=None))
+    # a drafter read again replaces the refusal
+    _, args = load_drafter_and_k('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 5}', None, args)
+    assert args.drafter_refusal is None
+
+
+def test_engine_args_take_only_a_deferred_refusal() -> None:
+    from dryboot.errors import DeferredRefusal
+    from dryboot.vllm.engine_args import EngineArgs
+
+    EngineArgs(drafter_refusal=DeferredRefusal("--speculative-config", None, "no", "0.28.0")).validate()
+    with pytest.raises(InputError, match="drafter_refusal"):
+        EngineArgs(drafter_refusal=("--speculative-config", None, "no", "0.28.0")).validate()  # type: ignore[arg-type]
+
+
+def test_async_refusal_comes_after_the_world_size_and_the_scheduler() -> None:
+    # VllmConfig.__post_init__ refuses an explicit --async-scheduling with ngram after ParallelConfig and
+    # SchedulerConfig (tests/fidelity/test_releases.py ngram-async*; random audit s260293-352)
+    spec = '{"method": "ngram", "num_speculative_tokens": 7, "prompt_lookup_max": 4}'
+    flags = {"max-model-len": "4096", "kv-cache-memory-bytes": "2000000000", "async-scheduling": "true"}
+    for extra, says in (
+        ({}, "Currently, async scheduling is only supported"),
+        ({"tensor-parallel-size": "4", "pipeline-parallel-size": "4"}, "World size (16)"),
+        ({"max-num-batched-tokens": "128", "max-num-seqs": "256"}, "max_num_batched_tokens (128) must be greater"),
+    ):
+        model, args = build_engine_args(GPT_OSS, {**flags, **extra}, [])
+        _, args = load_drafter_and_k(spec, None, args)
+        with pytest.raises(InputError, match=re.escape(says)):
+            plan(model, args)

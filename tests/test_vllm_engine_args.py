@@ -76,15 +76,17 @@ def test_evolve_is_replace_and_checks_again() -> None:
 
 
 def test_async_scheduling_resolved_with_the_release_rules() -> None:
-    from dryboot.vllm.config.resolve import resolve_async_scheduling
+    from dryboot.vllm.config.resolve import async_scheduling_refusal, resolve_async_scheduling
     from dryboot.vllm.versions import rules_for
 
     rules = rules_for("0.28.0")
     blocked = EngineArgs(speculative_method="eagle", disable_padded_drafter_batch=True)
-    assert resolve_async_scheduling(blocked, rules) == (
-        False,
-        "Async scheduling is not compatible with disable_padded_drafter_batch=True",
-    )
+    why = "Async scheduling is not compatible with disable_padded_drafter_batch=True"
+    assert resolve_async_scheduling(blocked, rules) == (False, why)
+    assert async_scheduling_refusal(blocked, why) is None  # the default turns it off
     assert resolve_async_scheduling(EngineArgs(), rules) == (True, None)
-    with pytest.raises(InputError, match="--async-scheduling"):
-        resolve_async_scheduling(blocked.evolve(async_scheduling=True), rules)
+    # a given flag it blocks is refused where VllmConfig refuses it (create_engine_config), not resolved
+    given = blocked.evolve(async_scheduling=True)
+    assert resolve_async_scheduling(given, rules) == (True, why)
+    refusal = async_scheduling_refusal(given, why)
+    assert refusal is not None and refusal.line().startswith("--async-scheduling: " + why)

@@ -73,6 +73,18 @@ _PP3_LOWMEM = ["--kv-cache-memory-bytes", "1316425", "--max-num-batched-tokens",
 
 #: the Kimi-Linear --mamba-ssm-cache-dtype bfloat16 cases' length and budget
 _KIMIL_BASE = ("--max-model-len", "2048", "--kv-cache-memory-bytes", "1000000000")
+#: an EAGLE method over a DFlash drafter: vLLM names its class EagleDFlashDraftModel, which no release registers,
+#: in SpeculativeConfig (after the target's ModelConfig and ParallelConfig, before SchedulerConfig)
+_EAGLE_DFLASH = [
+    *("--kv-cache-memory-bytes", "2000000000", "--speculative-config"),
+    json.dumps({"method": "eagle", "num_speculative_tokens": 2, "model": str(REL / "dflash-sw2")}),
+]
+#: an explicit --async-scheduling with the ngram method, which VllmConfig refuses (after ParallelConfig and
+#: SchedulerConfig)
+_NGRAM_ASYNC = [
+    *("--max-model-len", "4096", "--kv-cache-memory-bytes", "2000000000", "--async-scheduling"),
+    *("--speculative-config", json.dumps({"method": "ngram", "num_speculative_tokens": 7, "prompt_lookup_max": 4})),
+]
 
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
@@ -872,6 +884,22 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         [*_DBK, "--attention-backend", "FLASHINFER", "--speculative-config", _DBK_DFLASH],
     ),
     "dbk-dflash": (REL / "qwen35-4l", [*_DBK, "--speculative-config", _DBK_DFLASH]),
+    # which refusal comes first (issue 37): the unregistered EAGLE class of a DFlash drafter after the world size
+    # (random audit s260271-94 / s260313-520) and the target's max_model_len (s260282-231 / s260313-296), before
+    # the scheduler's; the ngram method's async refusal after the world size (s260293-352) and the scheduler's
+    "eagle-dflash": (REL / "qwen35-4l", ["--max-model-len", "4096", *_EAGLE_DFLASH]),
+    "eagle-dflash-ws": (REL / "qwen35-4l", ["--max-model-len", "4096", "-tp", "4", "-pp", "3", *_EAGLE_DFLASH]),
+    "eagle-dflash-mml": (REL / "qwen35-4l", ["--max-model-len", "524288", *_EAGLE_DFLASH]),
+    "eagle-dflash-nbt": (
+        REL / "qwen35-4l",
+        ["--max-model-len", "4096", "--max-num-batched-tokens", "128", "--max-num-seqs", "256", *_EAGLE_DFLASH],
+    ),
+    "ngram-async": (REL / "mistral-2l", _NGRAM_ASYNC),
+    "ngram-async-ws": (REL / "mistral-2l", [*_NGRAM_ASYNC, "-tp", "4", "-pp", "4"]),
+    "ngram-async-nbt": (
+        REL / "mistral-2l",
+        [*_NGRAM_ASYNC, "--max-num-batched-tokens", "128", "--max-num-seqs", "256"],
+    ),
     "dbk-e3-fi": (
         REL / "qwen35-4l",
         [*_DBK, "--attention-backend", "FLASHINFER", "--speculative-config", _dbk_spec("eagle3")],
@@ -4632,6 +4660,36 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             ("0.33.0", 256, 2076, "9.59%"),
         )
     },
+    # which refusal comes first (issue 37; recorded on every release): vLLM's SpeculativeConfig names an EAGLE head
+    # of a DFlash drafter EagleDFlashDraftModel, which no release registers, after ModelConfig's max_model_len and
+    # ParallelConfig's world size, before SchedulerConfig; VllmConfig refuses an explicit --async-scheduling with
+    # ngram (0.27.1-0.32.0; 0.33.0 serves it) after the world size and the scheduler's check
+    **{
+        (v, cid): _refused_with(says)
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+        for cid, says in (
+            ("eagle-dflash", "Model architectures ['EagleDFlashDraftModel'] are not supported for now"),
+            ("eagle-dflash-nbt", "Model architectures ['EagleDFlashDraftModel'] are not supported for now"),
+            ("eagle-dflash-ws", "World size (12) is larger than the number of available GPUs (8) in this node"),
+            (
+                "eagle-dflash-mml",
+                "User-specified max_model_len (524288) is greater than the derived max_model_len",
+            ),
+            ("ngram-async-ws", "World size (16) is larger than the number of available GPUs (8) in this node"),
+            ("ngram-async-nbt", "max_num_batched_tokens (128) must be greater than or equal to max_num_seqs (256)"),
+        )
+    },
+    **{
+        (v, "ngram-async"): _refused_with("Currently, async scheduling is only supported with EAGLE/MTP/Draft Model")
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+    },
+    ("0.33.0", "ngram-async"): _ok(
+        16,
+        15258,
+        243178,
+        4096,
+        ("GPU KV cache size: 243,178 tokens, Maximum concurrency for 4,096 tokens per request: 59.37x",),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import replace
 
-from dryboot.errors import InputError
+from dryboot.errors import DeferredRefusal, InputError
 from dryboot.planner.flags import (
     MODEL_FREE_METHODS,
     add_custom_dtypes,
@@ -21,7 +21,7 @@ from dryboot.vllm.config.resolve import check_parser_choices
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
-from dryboot.vllm.models.registry import eagle_head_overrides
+from dryboot.vllm.models.registry import eagle_head_overrides, unregistered_eagle_head
 from dryboot.vllm.transformers_utils.config import (
     check_config,
     geometry_from_config,
@@ -99,7 +99,9 @@ def load_drafter_and_k(
 
     ``num_speculative_tokens`` from the speculative config sets the engine's (as in vLLM);
     ``--num-speculative-tokens`` alone plans a drafter-less speculative engine (e.g. MTP
-    inside the target) that still grows the mamba state.
+    inside the target) that still grows the mamba state. An EAGLE head whose class the release's
+    registry lacks comes back as no drafter and the args' ``drafter_refusal``, which the engine
+    config raises where vLLM's ``SpeculativeConfig`` refuses it.
 
     :raises InputError: malformed JSON or an unreadable drafter config.
     """
@@ -119,6 +121,7 @@ def load_drafter_and_k(
         )
     args = replace(
         args,
+        drafter_refusal=None,
         speculative_method=cfg.method,
         disable_padded_drafter_batch=cfg.disable_padded_drafter_batch,
         aux_hidden_state_layer_ids=cfg.aux_hidden_state_layer_ids,
@@ -194,9 +197,13 @@ def load_drafter_and_k(
         if is_speculators(data):
             drafter_model = speculators_draft_model(path, data, cfg.method)
         else:
-            overrides = assistant_overrides(data, cfg.method, source_path) or eagle_head_overrides(
-                data, cfg.method, source_path, args.vllm_version
-            )
+            overrides = assistant_overrides(data, cfg.method, source_path)
+            if overrides is None and (why := unregistered_eagle_head(data, cfg.method, args.vllm_version)):
+                # vLLM's SpeculativeConfig names the head's class after the target's ModelConfig and
+                # ParallelConfig: refused there (create_engine_config), never planned
+                refusal = DeferredRefusal(where, None, f"{source_path}: architectures: {why}", args.vllm_version)
+                return None, replace(args, drafter_refusal=refusal)
+            overrides = overrides or eagle_head_overrides(data, cfg.method, source_path, args.vllm_version)
             drafter_model = load_model(path, overrides)
     except InputError as exc:
         raise InputError(where, None, exc.line()) from None

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import DeferredRefusal, InputError
 from dryboot.vllm.dtypes import (
     KV_CACHE_DTYPES,
     MAMBA_DTYPES,
@@ -120,6 +120,10 @@ class EngineArgs:
     #: the speculative config's ``attention_backend`` for a drafter built from the target's checkpoint (an MTP
     #: module; a given draft model carries its own)
     speculative_attention_backend: str | None = None
+    #: the speculative config's drafter refused as read (its class absent from the release's registry), raised
+    #: where vLLM's ``SpeculativeConfig`` resolves that class: after the target's ``ModelConfig`` and
+    #: ``ParallelConfig`` checks (:func:`dryboot.vllm.config.resolve.create_engine_config`); no plan is made
+    drafter_refusal: DeferredRefusal | None = None
     disable_padded_drafter_batch: bool = False
     aux_hidden_state_layer_ids: tuple[int, ...] | None = None
     ignored_inputs: tuple[str, ...] = ()
@@ -215,6 +219,10 @@ class EngineArgs:
         for flag, value in nonneg.items():
             if value is not None and value < 0:
                 raise InputError(flag, None, f"must be >= 0, got {value}")
+        if self.drafter_refusal is not None and not isinstance(self.drafter_refusal, DeferredRefusal):
+            raise InputError(
+                "EngineArgs", "drafter_refusal", f"must be a DeferredRefusal, got {self.drafter_refusal!r}"
+            )
         if self.optimization_level not in (0, 1, 2, 3):
             raise InputError("--optimization-level", None, f"must be 0, 1, 2 or 3, got {self.optimization_level}")
         for item in self.limit_mm_per_prompt or ():

@@ -767,16 +767,23 @@ def async_scheduling_blocker(args: EngineArgs, rules: VersionRules) -> str | Non
     return None
 
 
+def async_scheduling_refusal(args: EngineArgs, blocker: str | None) -> InputError | None:
+    """vLLM's refusal of an explicit ``--async-scheduling`` that ``blocker`` (:func:`resolve_async_scheduling`'s)
+    blocks, or ``None``. ``VllmConfig.__post_init__`` makes it (every release) after the target's ``ModelConfig``,
+    ``ParallelConfig``, ``SpeculativeConfig`` and ``SchedulerConfig``: raised there by :func:`create_engine_config`.
+    """
+    if args.async_scheduling and blocker is not None:
+        return InputError("--async-scheduling", None, f"{blocker} (vLLM's VllmConfig refuses it)")
+    return None
+
+
 def resolve_async_scheduling(args: EngineArgs, rules: VersionRules) -> tuple[bool, str | None]:
     """(async scheduling on, why vLLM turns it off or ``None``), as ``VllmConfig.__post_init__``
     resolves it: the flag when given, else on unless :func:`async_scheduling_blocker` names a reason (or,
-    on 0.27.1, the method is ``draft_model``: ``rules.async_default_skips_draft_model``).
-
-    :raises InputError: ``--async-scheduling`` given with a speculative config that blocks it.
+    on 0.27.1, the method is ``draft_model``: ``rules.async_default_skips_draft_model``). A given flag
+    that the reason blocks is refused (:func:`async_scheduling_refusal`), not here.
     """
     blocker = async_scheduling_blocker(args, rules)
-    if args.async_scheduling and blocker is not None:
-        raise InputError("--async-scheduling", None, f"{blocker} (vLLM's VllmConfig refuses it)")
     if (
         args.async_scheduling is None
         and rules.async_default_skips_draft_model
@@ -1124,6 +1131,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     rules = rules_for(args.vllm_version)
     check_parser_choices(args, rules)  # the CLI parser, before any config is read
     async_on, async_blocker = resolve_async_scheduling(args, rules)
+    async_refusal = async_scheduling_refusal(args, async_blocker)  # raised where VllmConfig makes it
     # create_engine_config resolves the checkpoint's KV cache dtype for a given ``auto``
     # (resolve_kv_cache_dtype_string) before VllmConfig runs the models' verify_and_update_config hooks
     given_kv_dtype = args.kv_cache_dtype
@@ -1156,6 +1164,21 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         "extract_hidden_states" if hidden_states else (drafter.method if drafter else None),
         rules.pp_draft_models,
     )
+    if LayerKind.CROSS in model.kinds:
+        # an encoder-decoder model: no chunked prefill, its default budget and its refusal
+        defaulted = args.max_num_batched_tokens is None
+        args = encoder_decoder_batched_tokens(args, max_model_len)
+        if defaulted:
+            notes.append(
+                f"max_num_batched_tokens {args.max_num_batched_tokens}: vLLM's default for an encoder-decoder model "
+                "(no chunked prefill: at least max_model_len, at most max_num_seqs x max_model_len); it is also "
+                "max_num_encoder_input_tokens, which sizes every cross-attention layer's blocks per request "
+                "(give --max-num-batched-tokens)"
+            )
+    verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig
+    if async_refusal is not None:
+        # VllmConfig.__post_init__, before its model runner checks
+        raise async_refusal
     v1_refusal = v1_runner_refusal(model, args, drafter, rules)
     if v1_refusal is not None:
         # VllmConfig.__post_init__ on the V1 model runner (a V1 speculative method, or 0.30 / 0.31's
@@ -1173,18 +1196,6 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"{drafter.model.architecture} needs the target input embedding, but it is unavailable on this PP "
             "stage (vLLM refuses an MLA EAGLE-3 head under pipeline parallelism)",
         )
-    if LayerKind.CROSS in model.kinds:
-        # an encoder-decoder model: no chunked prefill, its default budget and its refusal
-        defaulted = args.max_num_batched_tokens is None
-        args = encoder_decoder_batched_tokens(args, max_model_len)
-        if defaulted:
-            notes.append(
-                f"max_num_batched_tokens {args.max_num_batched_tokens}: vLLM's default for an encoder-decoder model "
-                "(no chunked prefill: at least max_model_len, at most max_num_seqs x max_model_len); it is also "
-                "max_num_encoder_input_tokens, which sizes every cross-attention layer's blocks per request "
-                "(give --max-num-batched-tokens)"
-            )
-    verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
@@ -1440,8 +1451,12 @@ def _resolve_drafter(
     """The drafter vLLM builds: the hidden-state extractor, the given draft model (checked as the
     target is), or the checkpoint's MTP module.
 
-    :raises InputError: a drafter vLLM refuses, or one not modelled with these flags.
+    :raises InputError: a drafter vLLM refuses (one whose class the release lacks, read as
+        ``args.drafter_refusal``), or one not modelled with these flags.
     """
+    if args.drafter_refusal is not None:
+        # SpeculativeConfig.__post_init__ names the draft model's class (update_arch_)
+        raise args.drafter_refusal.error(rules.version)
     if drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source, rules.version)
         if drafter.model.architecture == MTP_ARCHITECTURE:

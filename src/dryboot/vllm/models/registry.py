@@ -887,25 +887,53 @@ def drafter_architecture(method: str, architecture: str, source: str, version: s
 
     :raises InputError: the registry of the release ``version`` plans (its table entry,
         :func:`dryboot.vllm.versions.rules_for`) has no such architecture ("Model architectures
-        [...] are not supported for now"), or a version older than every table entry.
+        [...] are not supported for now": :func:`unregistered_drafter`), or a version older than
+        every table entry.
     """
+    why = unregistered_drafter(method, architecture, version)
+    if why is not None:
+        raise InputError(source, "architectures", why)
+    return _built_drafter_class(method, architecture)
+
+
+def _built_drafter_class(method: str, architecture: str) -> str:
+    """The class name ``EAGLEConfig`` gives a draft model of ``architecture`` under ``method``."""
     if method == "eagle" and not architecture.startswith("Eagle"):
-        resolved = f"Eagle{architecture}"
-    elif method == "eagle3" and not (architecture.startswith("Eagle3") or architecture.endswith("Eagle3")):
-        resolved = f"Eagle3{architecture}"
-    elif method == "dflash" and not (architecture.startswith("DFlash") or architecture.endswith("DFlash")):
-        resolved = f"DFlash{architecture}"
-    else:
-        resolved = architecture
+        return f"Eagle{architecture}"
+    if method == "eagle3" and not (architecture.startswith("Eagle3") or architecture.endswith("Eagle3")):
+        return f"Eagle3{architecture}"
+    if method == "dflash" and not (architecture.startswith("DFlash") or architecture.endswith("DFlash")):
+        return f"DFlash{architecture}"
+    return architecture
+
+
+def unregistered_drafter(method: str, architecture: str, version: str) -> str | None:
+    """Why vLLM ``version`` refuses an ``eagle`` / ``eagle3`` / ``dflash`` draft model of ``architecture``
+    (the class :func:`drafter_architecture` names is not in its registry: ``SpeculativeConfig.__post_init__``'s
+    ``update_arch_``, after the target's ``ModelConfig`` and ``ParallelConfig``), in vLLM's words; ``None``
+    where it has the class, or for another method.
+
+    :raises InputError: a version older than every registry table entry.
+    """
+    resolved = _built_drafter_class(method, architecture)
     release = rules_for(version).version
     if method in ("eagle", "eagle3", "dflash") and resolved not in _release_registry(release):
-        raise InputError(
-            source,
-            "architectures",
+        return (
             f"Model architectures ['{resolved}'] are not supported for now (vLLM {release} builds a {method} "
-            f"drafter of {architecture} as {resolved})",
+            f"drafter of {architecture} as {resolved})"
         )
-    return resolved
+    return None
+
+
+def unregistered_eagle_head(data: Mapping[str, Any], method: str, version: str) -> str | None:
+    """:func:`unregistered_drafter` for an EAGLE / EAGLE-3 head's ``config.json`` ``data``, named as
+    :func:`eagle_head_overrides` names it (a DeepSeek MTP ``model_type`` as ``DeepSeekMTPModel``); ``None``
+    for other methods or a config without ``architectures``."""
+    archs = data.get("architectures")
+    if method not in ("eagle", "eagle3") or not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return None
+    mtp = data.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES
+    return unregistered_drafter(method, "DeepSeekMTPModel" if mtp else archs[0], version)
 
 
 def eagle_head_overrides(data: dict[str, Any], method: str, source: str, version: str) -> dict[str, Any] | None:
