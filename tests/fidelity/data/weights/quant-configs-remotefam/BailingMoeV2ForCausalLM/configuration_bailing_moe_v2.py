@@ -1,0 +1,1 @@
+../../../remote-code/bailing_moe_v2/configuration_bailing_moe_v2.py

@@ -1,0 +1,1 @@
+../../../remote-code/param2moe/configuration_param2moe.py

@@ -1,0 +1,1 @@
+../../../remote-code/telechat2/configuration_telechat2.py
