@@ -118,19 +118,13 @@ def test_param2_dense_stage_names_vllms_error() -> None:
 
 
 REPO = Path(__file__).resolve().parents[2]
-#: architecture -> its checkpoints' config class directory (``data/remote-code/``)
-CODE = {
-    "Param2MoEForCausalLM": "param2moe",
-    "BailingMoeV2ForCausalLM": "bailing_moe_v2",
-    "TeleChat2ForCausalLM": "telechat2",
-}
 
 
 @pytest.mark.parametrize("arch", FAMILIES)
 def test_plan_with_a_gpu_gives_a_budget(arch: str, tmp_path: Path) -> None:
     """``dryboot plan --gpu`` sizes the weights and so the KV budget: exit 0, not 3 (undetermined)."""
     shutil.copy(ARCHS / f"{arch}.json", tmp_path / "config.json")
-    for code in (REPO / "tests/fidelity/data/remote-code" / CODE[arch]).glob("*.py"):
+    for code in (REPO / "tests/fidelity/data/remote-code" / qr.REMOTE_CODE[arch]).glob("*.py"):
         shutil.copy(code, tmp_path / code.name)
     cmd = [sys.executable, "-m", "dryboot", "plan", "--model", str(tmp_path), "--trust-remote-code", "--gpu", "H200"]
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}

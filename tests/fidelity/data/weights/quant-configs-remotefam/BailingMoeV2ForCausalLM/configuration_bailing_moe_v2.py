@@ -1,1 +1,0 @@
-../../../remote-code/bailing_moe_v2/configuration_bailing_moe_v2.py

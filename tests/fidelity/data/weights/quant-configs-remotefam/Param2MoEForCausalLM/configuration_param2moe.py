@@ -1,1 +1,0 @@
-../../../remote-code/param2moe/configuration_param2moe.py

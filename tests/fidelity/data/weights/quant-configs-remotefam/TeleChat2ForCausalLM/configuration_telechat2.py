@@ -1,1 +1,0 @@
-../../../remote-code/telechat2/configuration_telechat2.py
