@@ -107,6 +107,7 @@ if os.environ.get("RECORD_SET") in (
     "humfp8",
     "sinksfam",
     "trtllm",
+    "remotefam",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")

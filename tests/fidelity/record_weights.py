@@ -108,6 +108,13 @@ NESTED_TOWER_TYPES = ("moondream3",)
 #: model types whose every flag set is recorded with ``--language-model-only`` too (Kimi-K3: the
 #: language model's figures beside the wrapper's, each stage)
 LANGUAGE_MODEL_EVERYWHERE = ("kimi_k3",)
+#: remote-code text models whose tiny config gets its checkpoint's config class beside it
+#: (``data/remote-code/<dir>/*.py``, as ``test_architectures.REMOTE_CODE`` puts them)
+TINY_REMOTE_CODE = {
+    "Param2MoEForCausalLM": "param2moe",
+    "BailingMoeV2ForCausalLM": "bailing_moe_v2",
+    "TeleChat2ForCausalLM": "telechat2",
+}
 #: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
 ARCH_FLAGS = {
@@ -116,6 +123,7 @@ ARCH_FLAGS = {
     **{arch: ["--trust-remote-code"] for arch in remote_code_cases.REMOTE_CODE_DIRS},
     # InternLM2Config is the checkpoint's own (data/remote-code/internlm2/, put beside the config)
     "InternLM2ForCausalLM": ["--trust-remote-code"],
+    **{arch: ["--trust-remote-code"] for arch in TINY_REMOTE_CODE},
 }
 
 
@@ -127,6 +135,8 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
+    if os.environ.get("RECORD_WEIGHTS_PP2"):  # two stages at TP 2 too (recorded-*-remote-families.json)
+        sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "2"]]
     multimodal = any(k in config for k in MULTIMODAL_KEYS) or config.get("model_type") in NESTED_TOWER_TYPES
     if multimodal:  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
@@ -201,8 +211,9 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
             (d / "config.json").write_text(json.dumps({**json.loads(cfg.read_text()), **extra}))
         if (ARCHS / "files" / cfg.stem).is_dir():
             shutil.copytree(ARCHS / "files" / cfg.stem, d, dirs_exist_ok=True)
-        if cfg.stem in remote_code_cases.REMOTE_CODE_DIRS:
-            for code in (remote_code_cases.DATA / remote_code_cases.REMOTE_CODE_DIRS[cfg.stem]).glob("*.py"):
+        code_dir = remote_code_cases.REMOTE_CODE_DIRS.get(cfg.stem) or TINY_REMOTE_CODE.get(cfg.stem)
+        if code_dir is not None:
+            for code in (remote_code_cases.DATA / code_dir).glob("*.py"):
                 shutil.copy(code, d / code.name)
         dirs.append(d)
     return dirs

@@ -473,6 +473,12 @@ class Layout:
     kv_rows_split: bool = False
 
 
+def no_sinks(config: Mapping[str, Any], li: int) -> bool:
+    """``Layout.sinks`` of a family whose attention takes no sinks: the walk still asks about vLLM
+    0.33.0's FlashInfer KV counter with every layer's heads and head size (no sinks)."""
+    return False
+
+
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
     return bool(config.get(v)) if isinstance(v, str) else v
 
