@@ -158,3 +158,16 @@ def test_qwen3_next_without_any_moe_block_is_refused_unsplit(tmp_path: Path) -> 
     rc, out = plan(tmp_path, _qwen3_next(4, num_experts=0))
     assert rc == 2 and "num_experts: no decoder layer holds an MoE block" in out, out
     assert "No Qwen3Next layer found in the model.layers." in out
+
+
+@pytest.mark.parametrize("architecture", ["Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration"])
+def test_qwen3_5_moe_empty_stage(tmp_path: Path, architecture: str) -> None:
+    """``qwen3_5.py``: every layer of a ``qwen3_5_moe_text`` model holds the MoE block; a stage of no
+    layer builds none, and the language model's ``set_moe_parameters`` (``QwenNextMixtureOfExperts``)
+    fails first, the wrapper's included (recorded: ``q35moe-2l-pp4``)."""
+    config: dict[str, Any] = json.loads((TINY / f"{architecture}.json").read_text())
+    text = config.get("text_config", config)
+    text.update(num_hidden_layers=2, layer_types=["linear_attention", "full_attention"])
+    rc, out = plan(tmp_path, config, "-pp", "4")
+    assert rc == 2 and f"pipeline stage 0 holds no decoder layer: vLLM's {architecture} finds" in out, out
+    assert "(RuntimeError: No Qwen3Next layer found in the model.layers.)" in out

@@ -502,6 +502,11 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             *("--pipeline-parallel-size", "3", "--no-enable-prefix-caching"),
         ],
     ),
+    # the tiny Qwen3.5-MoE wrapper cut to 2 layers at PP 4: Qwen3_5_MoeMixtureOfExperts words it otherwise
+    "q35moe-2l-pp4": (
+        REL / "q35moe-2l",
+        ["--max-model-len", "4096", "--kv-cache-memory-bytes", "2000000000", "-pp", "4"],
+    ),
     # Zamba2 with n_groups 2 at TP 4: its shared attention blocks are built (their backend selected) before the
     # first mamba layer's group split check (audit seed 260280 case 21)
     "zamba2-g2-tp4-nvfp4": (
@@ -1060,11 +1065,19 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.32.0", "pp3-empty"): _refused_with("ZeroDivisionError"),
     ("0.33.0", "pp3-empty"): _refused_with("ZeroDivisionError"),
     # qwen2-partwin-*: Qwen2Model's partial-window assertion fires while the model is built, after ParallelConfig's
-    # world size (ws16); qnext-2l-*: set_moe_parameters on a stage of no layer, before any KV cache check
-    ("0.28.0", "qwen2-partwin-ws16"): _refused_with("World size (16) is larger than the number of available GPUs (8)"),
-    ("0.28.0", "qwen2-partwin-pp2"): _refused_with(_PARTWIN),
-    ("0.28.0", "qnext-2l-pp4"): _refused_with("No Qwen3Next layer found in the model.layers."),
-    ("0.28.0", "qnext-2l-pp3"): _refused_with("No Qwen3Next layer found in the model.layers."),
+    # world size (ws16); qnext-2l-* / q35moe-2l-pp4: set_moe_parameters on a stage of no layer, before any KV cache
+    # check (the Qwen3.5-MoE wrapper's language model, Qwen3_5MoeForCausalLM, fails first); every release alike
+    **{
+        (v, cid): _refused_with(text)
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+        for cid, text in (
+            ("qwen2-partwin-ws16", "World size (16) is larger than the number of available GPUs (8)"),
+            ("qwen2-partwin-pp2", _PARTWIN),
+            ("qnext-2l-pp4", "No Qwen3Next layer found in the model.layers."),
+            ("qnext-2l-pp3", "No Qwen3Next layer found in the model.layers."),
+            ("q35moe-2l-pp4", "No Qwen3Next layer found in the model.layers."),
+        )
+    },
     # gptoss-fi-sm90: the oracle box has no flashinfer-cubin (dryboot runs with --no-flashinfer-cubin)
     ("0.27.1", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     ("0.28.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),

@@ -770,8 +770,8 @@ def _pipeline_stages(
         raise InputError(
             "--pipeline-parallel-size",
             str(pp),
-            f"pipeline stage {dense_stage} holds {held}: vLLM's {model.architecture} finds no MoE layer in its "
-            f"model.layers (RuntimeError{': ' + words if words else ''})",
+            f"pipeline stage {dense_stage} holds {held}: vLLM's {model.architecture} finds no MoE layer on that stage "
+            f"(RuntimeError{': ' + words if words else ''})",
         )
     levels = model.parallel.deepstack_levels
     if levels and any(r.start < levels for r in ranges[1:]):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeGuard
 
 from dryboot.errors import InputError

@@ -110,12 +110,12 @@ def refuse_dense_moe_class(f: ConfigFields, architecture: str) -> None:
 
 #: this family's MoE classes -> vLLM's words when one builds no MoE block on its pipeline stage
 #: (``set_moe_parameters``' RuntimeError, 0.27.1-0.33.0 alike): ``QwenNextMixtureOfExperts``
-#: (``qwen3_next.py``) and ``Qwen3_5_MoeMixtureOfExperts`` (``qwen3_5.py``)
-NO_MOE_LAYER = {
-    "Qwen3NextForCausalLM": "No Qwen3Next layer found in the model.layers.",
-    "Qwen3_5MoeForCausalLM": "No Qwen3Next layer found in the model.layers.",
-    "Qwen3_5MoeForConditionalGeneration": "No Qwen3_5 layer found in the language_model.model.layers.",
-}
+#: (``qwen3_next.py``); the Qwen3.5-MoE wrapper builds ``Qwen3_5MoeForCausalLM`` as its language
+#: model, whose check fails before its own (``Qwen3_5_MoeMixtureOfExperts``; recorded: ``q35moe-2l-pp4``)
+NO_MOE_LAYER = dict.fromkeys(
+    ("Qwen3NextForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration"),
+    "No Qwen3Next layer found in the model.layers.",
+)
 
 
 def moe_layers(f: ConfigFields, n: int, architecture: str) -> tuple[int, ...]:
@@ -159,7 +159,7 @@ def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
             model.source,
             "num_experts",
             f"no decoder layer holds an MoE block (num_experts, decoder_sparse_step, mlp_only_layers): vLLM's "
-            f"{model.architecture} finds no MoE layer in its model.layers (RuntimeError: {words})",
+            f"{model.architecture} finds no MoE layer (RuntimeError: {words})",
         )
 
 
