@@ -18,6 +18,7 @@ import pytest
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.mimo_v2 import MiMoV2Extra
 from dryboot.vllm.models.registry import ARCHITECTURES, LATER_ARCHITECTURES, architecture_table, family_of
 from dryboot.vllm.transformers_utils.config import geometry_from_config
@@ -137,9 +138,11 @@ def test_qwen3_window_rules(extra: dict[str, object], kinds: tuple[LayerKind, ..
 
 
 def test_qwen3_partial_window_is_refused_as_vllm_does() -> None:
+    """Read, then refused where Qwen2Model asserts: while the model is built (verify_layers)."""
     cfg = llama(sliding_window=1024, use_sliding_window=True, max_window_layers=2, num_key_value_heads=8)
+    m = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **cfg})
     with pytest.raises(InputError, match="Sliding window for some but all layers is not supported"):
-        geometry_from_config({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **cfg})
+        family_of(m).verify_layers(m, EngineArgs())
 
 
 def test_gemma3_pattern_and_gemma2_alternation() -> None:

@@ -1509,7 +1509,7 @@ OTHER_ORDER: list[tuple[tuple[str, ...], str, str, str]] = [
         r"World size \(\d+\) is larger|eagle_aux_hidden_state_layer_ids must be set|total number of attention "
         r"heads|async scheduling is only supported|hidden_size wide|is not divisible by tensor parallel size|"
         r"extract_hidden_states proposes exactly|vision tower splits its heads|User-specified max_model_len|"
-        r"Sliding window for some but all layers is not supported|No valid MLA prefill backend found|"
+        r"No valid MLA prefill backend found|"
         r"does not divide num_groups",
         "vLLM's ModelConfig checks max_model_len and the dtype first; dryboot checks the parallel and "
         "speculative configuration, the model's layers and attention backends (and the length before the "

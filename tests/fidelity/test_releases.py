@@ -489,6 +489,40 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "mistral-2l",
         [*("--kv-cache-memory-bytes", "4000000000", "--max-num-batched-tokens", "16384", "-pp", "3")],
     ),
+    # a 4-layer Qwen2 sliding from layer 3 (max_window_layers 3): Qwen2Model asserts while it is built, after
+    # ParallelConfig refuses TP 4 x PP 4 (audit seed 260312 case 140); at PP 2 the assertion itself
+    "qwen2-partwin-ws16": (
+        REL / "qwen2-partwin",
+        [
+            *("--max-model-len", "2048", "--kv-cache-memory-bytes", "3837283632", "-tp", "4", "-pp", "4"),
+            *("--block-size", "64", "--no-enable-prefix-caching"),
+        ],
+    ),
+    "qwen2-partwin-pp2": (
+        REL / "qwen2-partwin",
+        ["--max-model-len", "2048", "--kv-cache-memory-bytes", "3837283632", "-pp", "2"],
+    ),
+    # a 2-layer Qwen3-Next at PP 4 (stages 0 and 1 hold no layer) and PP 3 (stage 2): set_moe_parameters finds no
+    # MoE block there while the model is built (audit seeds 260283 case 0, 260323 case 542)
+    "qnext-2l-pp4": (
+        REL / "qnext-2l",
+        [
+            *("--max-model-len", "65536", "--kv-cache-memory-bytes", "501308114", "--max-num-batched-tokens", "2048"),
+            *("--max-num-seqs", "8", "--pipeline-parallel-size", "4", "--mamba-ssm-cache-dtype", "bfloat16"),
+        ],
+    ),
+    "qnext-2l-pp3": (
+        REL / "qnext-2l",
+        [
+            *("--max-model-len", "-1", "--kv-cache-memory-bytes", "131979984", "--max-num-batched-tokens", "2048"),
+            *("--pipeline-parallel-size", "3", "--no-enable-prefix-caching"),
+        ],
+    ),
+    # the tiny Qwen3.5-MoE wrapper cut to 2 layers at PP 4: Qwen3_5_MoeMixtureOfExperts words it otherwise
+    "q35moe-2l-pp4": (
+        REL / "q35moe-2l",
+        ["--max-model-len", "4096", "--kv-cache-memory-bytes", "2000000000", "-pp", "4"],
+    ),
     # Zamba2 with n_groups 2 at TP 4: its shared attention blocks are built (their backend selected) before the
     # first mamba layer's group split check (audit seed 260280 case 21)
     "zamba2-g2-tp4-nvfp4": (
@@ -981,6 +1015,13 @@ def _refused_with(text: str) -> dict[str, Any]:
     return {"refused": True, "says": text}
 
 
+#: Qwen2Model's assertion on ``qwen2-partwin`` (max_window_layers 3 of 4 layers), in vLLM's words
+_PARTWIN = (
+    "Sliding window for some but all layers is not supported. This model uses sliding window but "
+    "`max_window_layers` = 3 is less than `num_hidden_layers` = 4"
+)
+
+
 def _refused_as(error: str, site: str) -> dict[str, Any]:
     """A refusal where vLLM says only ``error`` (``Type: message`` as the oracle records it; a bare
     ``assert`` gives ``"AssertionError: "``), raised at ``site`` (vLLM's file and the failing line, read
@@ -1300,6 +1341,20 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.31.0", "pp3-empty"): _refused_with("AssertionError"),
     ("0.32.0", "pp3-empty"): _refused_with("ZeroDivisionError"),
     ("0.33.0", "pp3-empty"): _refused_with("ZeroDivisionError"),
+    # qwen2-partwin-*: Qwen2Model's partial-window assertion fires while the model is built, after ParallelConfig's
+    # world size (ws16); qnext-2l-* / q35moe-2l-pp4: set_moe_parameters on a stage of no layer, before any KV cache
+    # check (the Qwen3.5-MoE wrapper's language model, Qwen3_5MoeForCausalLM, fails first); every release alike
+    **{
+        (v, cid): _refused_with(text)
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+        for cid, text in (
+            ("qwen2-partwin-ws16", "World size (16) is larger than the number of available GPUs (8)"),
+            ("qwen2-partwin-pp2", _PARTWIN),
+            ("qnext-2l-pp4", "No Qwen3Next layer found in the model.layers."),
+            ("qnext-2l-pp3", "No Qwen3Next layer found in the model.layers."),
+            ("q35moe-2l-pp4", "No Qwen3Next layer found in the model.layers."),
+        )
+    },
     # gptoss-fi-sm90: the oracle box has no flashinfer-cubin (dryboot runs with --no-flashinfer-cubin)
     ("0.27.1", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     ("0.28.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),

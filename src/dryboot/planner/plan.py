@@ -730,6 +730,19 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     return decision.block_size, decision
 
 
+def _stage_without_moe(model: ModelGeometry, ranges: list[range]) -> int | None:
+    """The first pipeline stage (its decoder layers ``ranges[s]``) that builds no MoE block of a
+    model class that needs one on every stage (``ParallelTraits.first_moe_layer`` /
+    ``moe_layers``), or ``None``."""
+    first_moe, moe = model.parallel.first_moe_layer, model.parallel.moe_layers
+    for s, r in enumerate(ranges):
+        if moe is not None and not set(r).intersection(moe):
+            return s
+        if moe is None and first_moe is not None and (not r or r[-1] < first_moe):
+            return s
+    return None
+
+
 def _pipeline_stages(
     cfg: EngineConfig, mamba: MambaState | None, align: MambaState | None, log: list[str]
 ) -> tuple[int, BlockSizeDecision | None, LayerSet, list[frozenset[str]]]:
@@ -750,15 +763,18 @@ def _pipeline_stages(
     refusal = model_pp_refusal(model, cfg.rules)
     if refusal is not None:
         raise pp_refused(pp, model.architecture, refusal)
-    first_moe = model.parallel.first_moe_layer
-    if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
-        # the model class (Lfm2MoeModel, AfmoeModel, ...) looks for an MoE block among its
-        # stage's layers
+    dense_stage = _stage_without_moe(model, ranges)
+    if dense_stage is not None:
+        # the model class (Lfm2MoeModel, AfmoeModel, Qwen3NextForCausalLM, ...) looks for an MoE
+        # block among its stage's layers (set_moe_parameters)
+        r = ranges[dense_stage]
+        held = "no decoder layer" if not r else f"only dense layers ({r.start} to {r[-1]})"
+        words = model.parallel.no_moe_layer
         raise InputError(
             "--pipeline-parallel-size",
             str(pp),
-            f"a stage holds only dense layers (the first {first_moe} are): vLLM's {model.architecture} finds "
-            "no MoE layer in its model.layers (RuntimeError)",
+            f"pipeline stage {dense_stage} holds {held}: vLLM's {model.architecture} finds no MoE layer on that stage "
+            f"(RuntimeError{': ' + words if words else ''})",
         )
     levels = model.parallel.deepstack_levels
     if levels and any(r.start < levels for r in ranges[1:]):

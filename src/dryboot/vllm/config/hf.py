@@ -357,6 +357,11 @@ class ParallelTraits:
 
     num_experts: int = 0
     first_moe_layer: int | None = None
+    #: the MoE decoder layers where they are not every layer from ``first_moe_layer`` on
+    #: (Qwen3-Next's ``decoder_sparse_step`` / ``mlp_only_layers``); ``None``: that rule
+    moe_layers: tuple[int, ...] | None = None
+    #: vLLM's words (its RuntimeError) when a pipeline stage builds no MoE block (``None``: dryboot's own)
+    no_moe_layer: str | None = None
     pp_refusal: str | None = None
     extra_attention_heads: tuple[int, ...] = ()
     vision_num_heads: int | None = None

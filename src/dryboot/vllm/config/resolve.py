@@ -1103,7 +1103,7 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     ).startswith("transformers"):
         # the backend's MoEMixin.recursive_replace fuses the expert blocks a stage holds and needs
         # none: a stage of dense layers builds (Mellum at TP 2 x PP 3 on 0.32.0 / 0.33.0, recorded)
-        model = model.evolve(first_moe_layer=None)
+        model = model.evolve(first_moe_layer=None, moe_layers=None)
     if model.is_hybrid and not is_hybrid(model, rules):
         if any(k.is_mamba for k in model.layer_kinds):
             # a state cache without a layer_types entry (Qwen4-Exp's PLE beside all-attention layers):
@@ -1239,6 +1239,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         _, where, why = model.naming.unbuildable
         raise InputError(model.source, where, why)
     if not proposer_first:
+        if drafter is not None and drafter.method == "draft_model":
+            # the draft model's registered class is built after the target (its layers' checks too)
+            family_of(drafter.model).verify_layers(drafter.model, args)
         d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
     d_backend = drafter_flash_attn(model, drafter, d_backend, kv_dtype, args, rules)
     family_of(model).verify_release(model, rules)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeGuard
 
@@ -11,10 +12,12 @@ from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import (
     ConfigFields,
+    FamilyExtra,
     LayerKind,
     Mamba2,
     ModelGeometry,
     config_dtype,
+    extra_of,
     modelopt_mixed_algo,
     quantization_kv_cache_dtype,
     quantization_method,
@@ -117,6 +120,51 @@ def layer_types(f: ConfigFields, n: int) -> list[str] | None:
         if name not in LAYER_TYPE_NAMES:
             raise InputError(f.source, f"{f.where('layer_types')}[{i}]", f"unknown layer type {name!r}")
     return list(value)
+
+
+@dataclass(frozen=True)
+class PartialSlidingWindow(FamilyExtra):
+    """A config that ``qwen2.py``'s ``Qwen2Model`` refuses while it is built (the language model of
+    Qwen2 / Qwen3 / MiMo, and of the wrappers that build one: Qwen2-VL, LLaVA-OneVision, ...): its
+    ``layer_types`` mix sliding and full layers while ``max_window_layers`` (at config path
+    ``where``) is below ``num_hidden_layers``. Read with :func:`partial_sliding_window`, refused by
+    :func:`check_partial_sliding_window` as the model is built, after vLLM's parallel and model
+    config checks."""
+
+    where: str
+    max_window_layers: int
+    num_hidden_layers: int
+
+
+def partial_sliding_window(f: ConfigFields, n: int, types: list[str] | None) -> PartialSlidingWindow | None:
+    """What ``Qwen2Model.__init__`` asserts of ``n`` layers of ``types`` (``None``: no
+    ``layer_types``, never refused): mixed types need ``max_window_layers == num_hidden_layers``.
+
+    :returns: the failing fields, or ``None`` when the model builds.
+    :raises InputError: ``max_window_layers`` missing or not a non-negative integer, where it is read.
+    """
+    if types is None or len(set(types)) < 2:
+        return None
+    first = f.integer("max_window_layers", minimum=0)
+    return None if first == n else PartialSlidingWindow(f.where("max_window_layers"), first, n)
+
+
+def check_partial_sliding_window(model: ModelGeometry) -> None:
+    """``Qwen2Model.__init__``'s assertion (vLLM 0.27.1-0.33.0 alike) on a model whose reader kept a
+    :class:`PartialSlidingWindow`: raised while the model is built (a family's ``verify_layers``).
+
+    :raises InputError: naming ``max_window_layers`` and vLLM's AssertionError message.
+    """
+    extra = extra_of(model, PartialSlidingWindow)
+    if extra is None:
+        return
+    raise InputError(
+        model.source,
+        extra.where,
+        "Sliding window for some but all layers is not supported. This model uses sliding window but "
+        f"`max_window_layers` = {extra.max_window_layers} is less than `num_hidden_layers` = "
+        f"{extra.num_hidden_layers} (vLLM's Qwen2Model, AssertionError while building the model)",
+    )
 
 
 def window(f: ConfigFields, key: str = "sliding_window") -> int | None:

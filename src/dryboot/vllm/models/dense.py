@@ -33,13 +33,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.distributed import UNNAMED_TEXT_CONFIG_PP
-from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
+from dryboot.vllm.models.common import (
+    MAX_LAYERS,
+    check_partial_sliding_window,
+    geometry,
+    layer_types,
+    partial_sliding_window,
+)
 from dryboot.vllm.versions import VersionRules
+
+if TYPE_CHECKING:
+    from dryboot.vllm.engine_args import EngineArgs
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -1075,15 +1084,10 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         extra.update(num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0, mtp_kind=None)
         moe = ("num_experts", f.integer("num_experts"))
         return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=moe, **extra)
-    if spec.qwen_window and spec.vllm_file in ("qwen2_vl.py", "qwen2_5_vl.py") and types and len(set(types)) > 1:
+    if spec.vllm_file in ("qwen2_vl.py", "qwen2_5_vl.py"):
         # the language model is qwen2.py's Qwen2Model, which asserts every layer or none slides
-        first = f.integer("max_window_layers", minimum=0)
-        raise InputError(
-            f.source,
-            f.where("max_window_layers"),
-            "Sliding window for some but all layers is not supported. This model uses sliding window "
-            f"but `max_window_layers` = {first} is less than `num_hidden_layers` = {n} (vLLM's Qwen2Model)",
-        )
+        # while it is built (verify_layers)
+        extra["family_extra"] = partial_sliding_window(f, n, types)
     # EngineArgs.create_engine_config: the model-level window only without mixed layer types
     model_window = sw if types is None or all(t == SLIDING for t in types) else None
     kinds = tuple(
@@ -1370,6 +1374,15 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
         f"vLLM {rules.version} reads {model.architecture}'s config with transformers' {cls}, which has no "
         f"default for it: the model class fails while it is built ({error})",
     )
+
+
+def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
+    """What Qwen2-VL's and Qwen2.5-VL's language model (``qwen2.py``'s ``Qwen2Model``) asserts while
+    it is built: a partial sliding window
+    (:func:`~dryboot.vllm.models.common.check_partial_sliding_window`).
+
+    :raises InputError: naming ``max_window_layers`` and vLLM's AssertionError."""
+    check_partial_sliding_window(model)
 
 
 #: architectures whose attention splits ``num_key_value_heads`` over the tensor-parallel ranks with

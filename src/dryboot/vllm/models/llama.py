@@ -17,12 +17,23 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
-from dryboot.vllm.models.common import attention_heads, geometry, layer_types, num_layers, window
+from dryboot.vllm.models.common import (
+    attention_heads,
+    check_partial_sliding_window,
+    geometry,
+    layer_types,
+    num_layers,
+    partial_sliding_window,
+    window,
+)
+
+if TYPE_CHECKING:
+    from dryboot.vllm.engine_args import EngineArgs
 
 SLIDING = "sliding_attention"
 
@@ -220,15 +231,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             for i in range(n)
         )
         return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
-    if architecture in (*QWEN2_MODELS, "Qwen3ForCausalLM") and types is not None and len(set(types)) > 1:
-        first = f.integer("max_window_layers", minimum=0)
-        if first != n:
-            raise InputError(
-                f.source,
-                f.where("max_window_layers"),
-                "Sliding window for some but all layers is not supported. This model uses sliding window "
-                f"but `max_window_layers` = {first} is less than `num_hidden_layers` = {n} (vLLM's Qwen2Model)",
-            )
+    # Qwen3Model is qwen2.py's Qwen2Model: it refuses a partial window while it is built (verify_layers)
+    partial = partial_sliding_window(f, n, types) if architecture in (*QWEN2_MODELS, "Qwen3ForCausalLM") else None
     model_window = sw if types is None or all(t == SLIDING for t in types) else None
     per_layer = architecture not in (*QWEN2_MODELS, "Qwen3ForCausalLM")
     kinds = tuple(
@@ -237,4 +241,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         else LayerKind.FULL
         for i in range(n)
     )
-    return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
+    return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw, family_extra=partial)
+
+
+def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
+    """What ``qwen2.py``'s ``Qwen2Model`` asserts while the model (or a wrapper's language model) is
+    built, after vLLM's parallel and model config checks: a partial sliding window
+    (:func:`~dryboot.vllm.models.common.check_partial_sliding_window`).
+
+    :raises InputError: naming ``max_window_layers`` and vLLM's AssertionError."""
+    check_partial_sliding_window(model)

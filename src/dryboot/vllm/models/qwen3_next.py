@@ -16,7 +16,7 @@ MiniCPM-V-4.6 (``minicpmv4_6.py``) and 4.7 (``minicpmv4_7.py``, a subclass) buil
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import (
@@ -30,6 +30,9 @@ from dryboot.vllm.config.hf import (
 )
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
 from dryboot.vllm.versions import VersionRules
+
+if TYPE_CHECKING:
+    from dryboot.vllm.engine_args import EngineArgs
 
 #: the Gated DeltaNet hybrid's defaults of vLLM's ``Qwen3NextConfig`` (shared by Qwen3.5 and Qwen4-Exp)
 GDN_DEFAULTS = {
@@ -105,6 +108,61 @@ def refuse_dense_moe_class(f: ConfigFields, architecture: str) -> None:
         )
 
 
+#: this family's MoE classes -> vLLM's words when one builds no MoE block on its pipeline stage
+#: (``set_moe_parameters``' RuntimeError, 0.27.1-0.33.0 alike): ``QwenNextMixtureOfExperts``
+#: (``qwen3_next.py``); the Qwen3.5-MoE wrapper builds ``Qwen3_5MoeForCausalLM`` as its language
+#: model, whose check fails before its own (``Qwen3_5_MoeMixtureOfExperts``; recorded: ``q35moe-2l-pp4``)
+NO_MOE_LAYER = dict.fromkeys(
+    ("Qwen3NextForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration"),
+    "No Qwen3Next layer found in the model.layers.",
+)
+
+
+def moe_layers(f: ConfigFields, n: int, architecture: str) -> tuple[int, ...]:
+    """The decoder layers of ``n`` that hold the sparse MoE block: Qwen3-Next's
+    (``Qwen3NextDecoderLayer``) those not in ``mlp_only_layers`` and every ``decoder_sparse_step``-th
+    with ``num_experts`` > 0 (its config classes' defaults: [], 1, 512); a ``qwen3_5_moe_text``
+    model's every layer (``Qwen3_5DecoderLayer`` follows the model type).
+
+    :raises InputError: ``mlp_only_layers`` not a list, ``decoder_sparse_step`` not a positive integer."""
+    if architecture != "Qwen3NextForCausalLM":
+        return tuple(range(n))
+    dense = f.get("mlp_only_layers") or []
+    if not isinstance(dense, list):
+        raise InputError(f.source, f.where("mlp_only_layers"), "must be a list of layer indices")
+    step = f.integer("decoder_sparse_step", minimum=1) if f.given("decoder_sparse_step") else 1
+    experts = f.integer("num_experts", minimum=0) if f.given("num_experts") else 512
+    return tuple(i for i in range(n) if i not in dense and experts > 0 and (i + 1) % step == 0)
+
+
+def _moe_traits(f: ConfigFields, n: int, architecture: str) -> dict[str, Any]:
+    """``first_moe_layer`` / ``moe_layers`` / ``no_moe_layer`` of :data:`NO_MOE_LAYER`'s classes
+    (none for the dense ones): each pipeline stage must build an MoE block."""
+    if architecture not in NO_MOE_LAYER:
+        return {}
+    moe = moe_layers(f, n, architecture)
+    return {
+        "first_moe_layer": moe[0] if moe else n,
+        "moe_layers": moe,
+        "no_moe_layer": NO_MOE_LAYER[architecture],
+    }
+
+
+def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
+    """``set_moe_parameters`` of an MoE class whose config gives no layer the MoE block (at any
+    pipeline size; a stage without one under pipeline parallelism: ``planner.plan``).
+
+    :raises InputError: naming ``num_experts`` and vLLM's RuntimeError."""
+    words = model.parallel.no_moe_layer
+    if words is not None and model.parallel.moe_layers == ():
+        raise InputError(
+            model.source,
+            "num_experts",
+            f"no decoder layer holds an MoE block (num_experts, decoder_sparse_step, mlp_only_layers): vLLM's "
+            f"{model.architecture} finds no MoE layer (RuntimeError: {words})",
+        )
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     refuse_dense_moe_class(f, architecture)
     n = num_layers(f)
@@ -141,6 +199,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         hybrid_class=True,
         hf_layer_types=True,
         family_extra=None if hf_class_kinds is None else Qwen3NextExtra(hf_class_kinds),
+        **_moe_traits(f, n, architecture),
     )
 
 
