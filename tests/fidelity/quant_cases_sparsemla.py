@@ -33,8 +33,9 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
 )
 TPS = (8,)
 #: recorded only where ``RECORD_GPUS`` names them: H200 (SM 9.0, as H100, with 141 GB: vLLM's
-#: defaults for the larger memory)
-EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("H200", (9, 0), 132),)
+#: defaults for the larger memory), B200 (SM 10.0: the stand-in's FLASHINFER_MLA_SPARSE layers and their
+#: MLA prefill backend, TP 1, ``RECORD_WORKSPACE=1``)
+EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("H200", (9, 0), 132), ("B200", (10, 0), 148))
 #: DeepGEMM present on SM 9.0 and 10.x, as vLLM's CUDA wheel vendors it (quant_cases_fp8.py)
 DEEP_GEMM = (9, 10)
 #: as quant_cases_fp8.py

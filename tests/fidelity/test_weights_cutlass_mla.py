@@ -130,12 +130,20 @@ def test_the_term_where_the_module_is_imported_off_sm10() -> None:
 
 @pytest.mark.parametrize(
     ("arch", "prefill"),
-    [("DeepseekV3ForCausalLM", 0), ("Glm4MoeLiteForCausalLM", PREFILL_WORKSPACE), ("KimiLinearForCausalLM", 0)],
+    [
+        ("DeepseekV3ForCausalLM", 0),
+        ("Glm4MoeLiteForCausalLM", PREFILL_WORKSPACE),
+        ("KimiLinearForCausalLM", 0),
+        ("DeepseekV32ForCausalLM", 0),
+    ],
 )
 def test_mla_on_sm10_holds_the_prefill_backends_workspace(arch: str, prefill: int) -> None:
     """MLA weights on SM 10.x (refused by name before the prefill backend was modelled; a silent
     figure 522 MiB short for GLM-4.7-Flash before that): H100's + CUTLASS MLA's 128 MiB + the
-    prefill workspace where TRT-LLM ragged is chosen ((192, 64, 256) head dims)."""
+    prefill workspace where TRT-LLM ragged is chosen ((192, 64, 256) head dims). DeepSeek-V3.2's sparse
+    layers (16 heads: FLASHINFER_MLA_SPARSE, which reserves nothing while the model is built) keep
+    FLASH_ATTN's prefill for its (128, 64, 128) dims (refused by name before; recorded:
+    ``test_weights_sparsemla.py``'s B200 rows, ``test_weights_nvfp4smla.py``'s)."""
     b200, h100 = _weights(arch, (10, 0)), _weights(arch, (9, 0))
     assert not b200.refused and not h100.refused, (b200.refused, h100.refused)
     extra = b200.stages[0].allocated_bytes - h100.stages[0].allocated_bytes
@@ -143,13 +151,19 @@ def test_mla_on_sm10_holds_the_prefill_backends_workspace(arch: str, prefill: in
 
 
 @pytest.mark.parametrize(
-    "arch", ["DeepseekV32ForCausalLM", "KimiK3ForConditionalGeneration", "DeepseekVLV2ForCausalLM"]
+    ("arch", "backend"),
+    [
+        ("DeepseekV32ForCausalLM", "FLASHMLA_SPARSE"),
+        ("KimiK3ForConditionalGeneration", None),
+        ("DeepseekVLV2ForCausalLM", None),
+    ],
 )
-def test_unmodelled_prefill_choices_refused_on_sm10(arch: str) -> None:
-    """Sparse MLA, an architecture with its own MLA layer, head dims the config does not write (its
-    ``language_config``): which prefill backend they build on
-    SM 10.x is not modelled, refused by name; a non-MLA model is not."""
-    refused = _weights(arch, (10, 0)).refused
+def test_unmodelled_prefill_choices_refused_on_sm10(arch: str, backend: str | None) -> None:
+    """Sparse MLA served by FLASHMLA_SPARSE (its own reservation from the worker's workspace), an
+    architecture with its own MLA layer, head dims the config does not write (its
+    ``language_config``): what they build on SM 10.x is not modelled, refused by name; a non-MLA
+    model is not."""
+    refused = _weights(arch, (10, 0), backend).refused
     assert refused and "prefill backend" in refused
     assert "prefill backend" not in (_weights("Qwen3ForCausalLM", (10, 0)).refused or "")
 

@@ -8,7 +8,12 @@ vLLM's figures: ``data/weights/quant-recorded-nvfp4smla-<version>.json``, record
 ``RECORD_ARGV='["--kv-cache-dtype","bfloat16"]'`` for the bfloat16-cache rows) for the published
 configs of ``quant_cases_nvfp4smla.py`` at TP 8. Byte-exact where dryboot answers; refused by name
 where vLLM or the oracle fails: the checkpoints' fp8 KV cache on SM 9.x before 0.30.0 (no sparse MLA
-backend takes ``fp8_e4m3``), SM 10.0 (FlashInfer's NVFP4 experts; the MLA prefill workspace). From
+backend takes ``fp8_e4m3``). SM 10.0 (B200) on 0.28.0 and 0.30.0-0.33.0 (recorded with
+``RECORD_MXFP4_NATIVE=1 RECORD_WORKSPACE=1 RECORD_GPUS=B200``, the fp8 cache, and a bfloat16 one on 0.28.0
+and 0.33.0): FlashInfer's NVFP4 layers and TRT-LLM experts, FLASHINFER_MLA_SPARSE (0.33.0's FA4 with a
+bfloat16 cache: the same impl), which reserves nothing while the model is built, and the MLA prefill
+backend its layers keep (FLASH_ATTN for DeepSeek-V3.2's (128, 64, 128) dims; TRT-LLM ragged's 394 MiB workspace for
+GLM-5's (192, 64, 256)): ``loader.mla_prefill_workspace``, refused by name before. From
 0.31.0 the checkpoints' fp8 cache (FLASHINFER_MLA_SPARSE_SM90) holds each layer's
 FLASH_ATTN_MLA_SPARSE ``cu_seqlens_q`` less than a bfloat16 cache (recorded on 0.31.0, 0.32.0 and 0.33.0,
 H200; 0.32.0's and 0.33.0's NVFP4 layers and experts go through Humming on SM 9.0, recorded with
@@ -30,6 +35,8 @@ CASES = case_ids(RECORDED)
 DSV32 = "nvidia--DeepSeek-V3.2-NVFP4"
 GLM5 = "nvidia--GLM-5-NVFP4"
 BF16 = "--kv-cache-dtype bfloat16"
+#: TRT-LLM ragged's prefill workspace (``VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE``)
+RAGGED = 394 * 1024 * 1024
 
 
 def _weights(row: dict[str, Any], version: str) -> Any:
@@ -42,8 +49,6 @@ def _weights(row: dict[str, Any], version: str) -> Any:
 def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
     cap = tuple(row["capability"])
-    if cap[0] == 10:
-        return "SM 10.0"  # FlashInfer TRT-LLM experts, CuTe DSL layers, sparse MLA prefill: not modelled
     if cap[0] == 12 and version != "0.28.0":
         return "on SM 12.0 with vLLM"  # recorded on 0.28.0 only
     if cap[0] == 9 and "--kv-cache-dtype" not in row["argv"] and version < "0.30.0":
@@ -86,19 +91,63 @@ def test_the_fp8_cache_on_sm90() -> None:
             assert gap - rows[f"{name} H200 --tensor-parallel-size 8"]["allocated_bytes"] == layers * 33_280
 
 
-def test_b200_recorded_and_refused_by_name() -> None:
-    """SM 10.0 on 0.33.0: the oracle failed ("device must be a cuda device": FlashInfer's
-    ``block_scale_interleave`` asked the meta tensors' device for its architecture, in the TRT-LLM
-    experts' preparation) and now runs it (``quant_fakes.flashinfer_capability_stand_in``, the
-    interleave's output by shape as under ``RECORD_MXFP4_NATIVE``):
-    vLLM holds 52,603,365,888 bytes per rank at TP 8, its NVFP4 layers through FlashInfer's CuTe DSL
-    kernel and its experts through ``TrtLlmNvFp4ExpertsMonolithic``. dryboot refuses it by name
-    (those layouts and the sparse MLA backends' prefill workspace on SM 10.x are not modelled)."""
+def test_b200_exact_with_the_prefill_workspace() -> None:
+    """SM 10.0 at TP 8 on 0.28.0 and 0.30.0-0.33.0 (refused by name before: "MLA prefill backend ... which
+    prefill backend a model of MLA, MLA_INDEXER layers builds is not modelled", or as not recorded):
+    vLLM's figures (DeepSeek-V3.2-NVFP4 52,048,936,960 bytes per rank on 0.28.0, 52,603,615,744 on 0.30.0
+    with its index groups' request ids, 52,603,365,888 on 0.31.0-0.33.0; GLM-5-NVFP4 59,443,849,216,
+    60,099,478,528, 60,099,159,040), the NVFP4 experts through ``TrtLlmNvFp4ExpertsMonolithic`` (0.33.0; its layers
+    through FlashInfer's CuTe DSL kernel). Only GLM-5's (192, 64, 256) MLA dims build TRT-LLM ragged's
+    prefill, whose 394 MiB workspace dryboot adds; the bfloat16 cache's figure is the fp8 one's
+    (FLASHINFER_MLA_SPARSE, and 0.33.0's FA4 first, reserve nothing while the model is built)."""
+    want = {
+        ("0.28.0", DSV32): 52_048_936_960,
+        ("0.28.0", GLM5): 59_443_849_216,
+        ("0.30.0", DSV32): 52_603_615_744,
+        ("0.30.0", GLM5): 60_099_478_528,
+        **{(v, DSV32): 52_603_365_888 for v in ("0.31.0", "0.32.0", "0.33.0")},
+        **{(v, GLM5): 60_099_159_040 for v in ("0.31.0", "0.32.0", "0.33.0")},
+    }
+    for (version, name), nbytes in want.items():
+        rows = RECORDED[version]
+        row = rows[f"{name} B200 --tensor-parallel-size 8"]
+        assert row["ok"] and row["allocated_bytes"] == nbytes, (version, name)
+        rep = _weights(row, version)
+        assert not rep.refused, rep.refused
+        prefill = [n for n in rep.notes if "MLA prefill workspace" in n]
+        assert ["TRTLLM_RAGGED" in n for n in prefill] == ([True] if name == GLM5 else []), prefill
+        bf16 = rows.get(f"{name} B200 --tensor-parallel-size 8 {BF16}")
+        assert bf16 is None or bf16["allocated_bytes"] == nbytes, (version, name)
     row = RECORDED["0.33.0"][f"{DSV32} B200 --tensor-parallel-size 8"]
-    assert row["ok"] and row["allocated_bytes"] == 52_603_365_888
     assert row["kernels"]["FlashInferCuteDslNvFp4LinearKernel"] == 183
     assert row["linear_kernels"] == {"ABCMeta": 58, "FusedMoEKernel/TrtLlmNvFp4ExpertsMonolithic": 58}
-    assert "SM 10.0" in (_weights(row, "0.33.0").refused or "")
+    # recorded with the worker's workspace manager set up, as Worker.init_device does (TRT-LLM ragged's
+    # constructor fails without it: GLM-5's 0.28.0 row before)
+    assert RECORDED["0.33.0"][f"{GLM5} B200 --tensor-parallel-size 8"]["workspace"]
+
+
+def test_b200_other_sparse_backends_refused_by_name() -> None:
+    """On SM 10.x the sparse layers' own backend decides what else is built: FLASHMLA_SPARSE (a 16-bit
+    cache above 16 heads per rank, or named) reserves its own buffers from the worker's workspace, not
+    modelled there: refused by name, as is a release not recorded."""
+    cfg = ns.CONFIGS / DSV32
+    for version, tp, kv, backend, why in (
+        ("0.28.0", 4, "bfloat16", None, "take FLASHMLA_SPARSE (bfloat16 cache, 32 heads per rank)"),
+        ("0.33.0", 8, "auto", "FLASHMLA_SPARSE", "take FLASHMLA_SPARSE (fp8_e4m3 cache, 16 heads per rank)"),
+        ("0.29.0", 8, "auto", None, "checked on vLLM 0.28.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 only"),
+    ):
+        rep = model_weights(
+            cfg,
+            tp=tp,
+            compute_capability=(10, 0),
+            sm_count=148,
+            vllm_version=version,
+            kv_cache_dtype=kv,
+            attention_backend=backend,
+            max_num_batched_tokens=8192,
+            max_num_seqs=1024,
+        )
+        assert rep.refused and why in rep.refused, (version, tp, kv, rep.refused)
 
 
 def test_corpus_size() -> None:
@@ -116,6 +165,7 @@ def test_corpus_size() -> None:
         ("0.28.0", DSV32, "H100"),
         ("0.28.0", DSV32, "H200"),
         ("0.28.0", DSV32, "RTX 5090"),
+        *((v, name, "B200") for v in ("0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for name in (DSV32, GLM5)),
         ("0.30.0", DSV32, "H200"),
         ("0.31.0", DSV32, "H200"),
         ("0.31.0", GLM5, "H200"),
@@ -133,12 +183,10 @@ def test_corpus_size() -> None:
 
 
 def test_refused_by_name() -> None:
-    """A release not recorded, SM 10.0 (FlashInfer's NVFP4 experts), another named KV cache dtype."""
+    """A release not recorded, another named KV cache dtype, a GPU vLLM has no sparse backend for."""
     cfg = ns.CONFIGS / DSV32
     for version, cap, sms, kv, why in (
         ("0.29.0", (9, 0), 132, "bfloat16", "checked on vLLM 0.28.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 only"),
-        ("0.33.0", (10, 0), 148, "auto", "SM 10.0"),
-        ("0.28.0", (10, 0), 148, "auto", "SM 10.0"),
         ("0.28.0", (9, 0), 132, "fp8_ds_mla", "not recorded"),
         ("0.28.0", (8, 9), 128, "bfloat16", "no sparse MLA backend below SM 9.0"),
         ("0.30.0", (12, 0), 170, "auto", "on SM 12.0 with vLLM 0.30.0 are not recorded"),

@@ -115,3 +115,35 @@ def prefill_workspace_bytes(backend: str) -> int:
     per rank): ``VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE`` for TRTLLM_RAGGED and FLASHINFER, nothing
     for the others."""
     return FLASHINFER_WORKSPACE_BUFFER_BYTES if backend in WORKSPACE_BACKENDS else 0
+
+
+#: the ``--kv-cache-dtype`` values ``is_quantized_kv_cache`` leaves unquantized (``auto``: the model's 16 bits)
+UNQUANTIZED_KV_DTYPES = ("auto", "float16", "bfloat16")
+#: the heads per rank up to which SM 10.x prefers FlashInfer's sparse backend with a 16-bit cache
+SPARSE_FEW_HEADS = 16
+#: the sparse MLA backend whose constructor reserves nothing while the model is built (its own 394 MiB
+#: workspace comes with the first forward, the profile run's)
+FLASHINFER_MLA_SPARSE = "FLASHINFER_MLA_SPARSE"
+
+
+def sm100_sparse_priorities(heads: int, kv_cache_dtype: str) -> tuple[str, ...]:
+    """The sparse MLA backends of ``platforms/cuda.py`` ``_get_backend_priorities`` on SM 10.x, best
+    first (the dense MLA ones before them refuse a sparse layer), 0.27.1-0.33.0. ``heads``: the
+    layer's heads on one rank; ``kv_cache_dtype``: the cache dtype vLLM resolved (``fp8_e4m3`` for a
+    ModelOpt checkpoint's fp8 cache under ``auto``). A quantized cache, or a 16-bit one at 16 heads
+    or fewer: FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE; else FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE.
+    0.33.0 puts FLASH_ATTN_MLA_SPARSE_FA4 before them for a 16-bit cache at 16 heads or fewer: a
+    subclass of FLASHINFER_MLA_SPARSE that takes only what it takes (``supports_combination`` ends in
+    its parent's) and builds the same impl (``FlashAttnMLASparseFA4Impl`` has no constructor of its
+    own), so it is left out here: it changes nothing built with the model."""
+    if kv_cache_dtype not in UNQUANTIZED_KV_DTYPES or heads <= SPARSE_FEW_HEADS:
+        return (FLASHINFER_MLA_SPARSE, "FLASHMLA_SPARSE")
+    return ("FLASHMLA_SPARSE", FLASHINFER_MLA_SPARSE)
+
+
+def flashinfer_mla_sparse_takes(kv_cache_dtype: str, qk_nope_head_dim: int, qk_rope_head_dim: int) -> bool:
+    """``FlashInferMLASparseTRTLLMBackend``'s checks that a DeepSeek-V3.2-style layer can fail on
+    SM 10.x (``supported_kv_cache_dtypes``, ``supports_combination``): no ``fp8_ds_mla`` cache, a
+    ``qk_nope_head_dim`` of 128 or 192 with a rope (0.33.0's NoPE shape counts as not taken here:
+    not modelled)."""
+    return kv_cache_dtype != "fp8_ds_mla" and qk_rope_head_dim > 0 and qk_nope_head_dim in (128, 192)

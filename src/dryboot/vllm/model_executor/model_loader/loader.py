@@ -18,7 +18,13 @@ from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed
 from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
 from dryboot.vllm.cutlass_mla import CUTLASS_MLA_WORKSPACE_BYTES, imports_cutlass_mla
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
-from dryboot.vllm.mla_prefill import mla_prefill_backend, prefill_workspace_bytes
+from dryboot.vllm.mla_prefill import (
+    FLASHINFER_MLA_SPARSE,
+    flashinfer_mla_sparse_takes,
+    mla_prefill_backend,
+    prefill_workspace_bytes,
+    sm100_sparse_priorities,
+)
 from dryboot.vllm.model_executor.layers.quantization import QUANT_RULES, WNA16_METHODS
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import NO_QUANTIZED_TENSOR, WHY_NO_QUANTIZED_TENSOR
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
@@ -382,7 +388,7 @@ def model_weights(
             if cutlass_mla_workspace(config, par):
                 w.add("CUTLASS MLA workspace", CUTLASS_MLA_WORKSPACE_BYTES, buffer=True)
                 w.notes.append(CUTLASS_MLA_NOTE)
-            if prefill := mla_prefill_workspace(config, par, dtype):
+            if prefill := mla_prefill_workspace(config, par, dtype, modelopt_kv):
                 w.add("MLA prefill workspace", prefill_workspace_bytes(prefill), buffer=True)
                 w.notes.append(MLA_PREFILL_NOTE.format(backend=prefill))
             report.stages.append(w)
@@ -426,30 +432,78 @@ MLA_PREFILL_WORKSPACE_REFUSAL = (
 OWN_MLA_LAYERS = ("KimiK3", "HYV4", "Dots3Note", "Glm5Next", "DeepseekV4", "DeepseekV41")
 
 
+def _text(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``hf_text_config``: the config's ``text_config`` where it has one, else the config."""
+    text = config.get("text_config")
+    return text if isinstance(text, Mapping) else config
+
+
+def _sm100_sparse_impl(
+    config: Mapping[str, Any],
+    par: Parallel,
+    dims: tuple[int, int, int],
+    fp8_kv: bool,
+    refuse: Callable[[str], InputError],
+) -> None:
+    """Check that a sparse MLA model's layers take ``FLASHINFER_MLA_SPARSE`` on SM 10.x (the attention
+    selector: a named ``--attention-backend``, else the first of
+    :func:`~dryboot.vllm.mla_prefill.sm100_sparse_priorities` that takes the layer), whose
+    ``FlashInferMLASparseImpl.__init__`` reserves nothing while the model is built (its 394 MiB
+    ``_fi_sparse_workspace`` comes with the first forward: 0.27.1-0.33.0) and keeps the dense-MHA
+    prefill path (``supports_dense_mha_prefill``); 0.33.0's FLASH_ATTN_MLA_SPARSE_FA4, chosen before it
+    with a 16-bit cache at 16 heads or fewer, builds the same impl (recorded with a bfloat16 cache: the
+    fp8 cache's figure).
+
+    :raises InputError: another backend serves (``refuse``: FLASHMLA_SPARSE's workspace reservation,
+        another named backend, a named FLASHINFER_MLA_SPARSE that does not take the layer: not
+        modelled), heads not divisible by TP."""
+    heads = _text(config).get("num_attention_heads")
+    if type(heads) is not int or heads % par.tp:
+        raise refuse(f"the sparse MLA layers' heads per rank ({heads} over TP {par.tp}) cannot be read")
+    kv = "fp8_e4m3" if fp8_kv and par.kv_cache_dtype == "auto" else par.kv_cache_dtype
+    takes = flashinfer_mla_sparse_takes(kv, dims[0], dims[1])
+    order = sm100_sparse_priorities(heads // par.tp, kv)
+    choice = par.attention_backend or next(b for b in order if b != FLASHINFER_MLA_SPARSE or takes)
+    if choice != FLASHINFER_MLA_SPARSE or not takes:
+        raise refuse(
+            f"its sparse MLA layers take {choice} ({kv} cache, {heads // par.tp} heads per rank), whose "
+            "allocations while the model is built are not modelled on SM 10.x (FLASHINFER_MLA_SPARSE's are)"
+        )
+
+
 def _mla_dims(config: Mapping[str, Any]) -> tuple[int, int, int] | None:
     """The ``(qk_nope_head_dim, qk_rope_head_dim, v_head_dim)`` vLLM's prefill selector reads from
     ``hf_text_config`` (a ``text_config``'s where the config has one), or ``None`` where one is not
     written in it (the config class's default, not modelled)."""
-    text = config.get("text_config")
-    text = text if isinstance(text, Mapping) else config
+    text = _text(config)
     nope, rope, v = (text.get(k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
     if type(nope) is not int or type(rope) is not int or type(v) is not int:
         return None
     return (nope, rope, v)
 
 
-def mla_prefill_workspace(config: Mapping[str, Any], par: Parallel, dtype: str = "auto") -> str | None:
+def mla_prefill_workspace(
+    config: Mapping[str, Any], par: Parallel, dtype: str = "auto", fp8_kv: bool = False
+) -> str | None:
     """The MLA prefill backend whose constructor reserves the worker's workspace on this rank
     (:mod:`dryboot.vllm.mla_prefill`: TRTLLM_RAGGED on SM 10.x for (192, 64, 256) head dims), or
     ``None``: no GPU given, no dense MLA layer, or a backend that reserves nothing (FLASH_ATTN; every
-    GPU but SM 10.x). ``dtype``: ``--dtype`` (the model dtype: ``weights.model_dtype_name``).
+    GPU but SM 10.x). ``dtype``: ``--dtype`` (the model dtype: ``weights.model_dtype_name``);
+    ``fp8_kv``: a ModelOpt checkpoint's own fp8 cache (``fp8_e4m3`` under ``auto``).
+
+    A DeepSeek-V3.2-style sparse MLA model (MLA layers with their indexer, ``index_topk``) builds the
+    same prefill backend where its sparse impl keeps the dense-MHA prefill path
+    (``MLAAttention.__init__``), and none where no prefill backend takes it (vLLM's warning, no
+    error). On SM 10.x that is modelled where ``FLASHINFER_MLA_SPARSE`` serves it
+    (:func:`_sm100_sparse_impl`), which reserves nothing itself while the model is built.
 
     :raises InputError: a model of ``MLAAttention`` layers whose head dims (written in its config)
         and dtype no prefill backend takes, on any GPU (vLLM raises ``No valid MLA prefill backend
         found``); on SM 10.x, an MLA model whose choice is not modelled
-        (:data:`MLA_PREFILL_WORKSPACE_REFUSAL`: sparse MLA (an indexer, sliding MLA), an architecture
-        with its own MLA layer (:data:`OWN_MLA_LAYERS`), head dims not written in the config, a
-        hybrid under pipeline parallelism)."""
+        (:data:`MLA_PREFILL_WORKSPACE_REFUSAL`: another sparse MLA backend than
+        ``FLASHINFER_MLA_SPARSE``, sliding MLA, an architecture with its own MLA layer
+        (:data:`OWN_MLA_LAYERS`), head dims not written in the config, a hybrid under pipeline
+        parallelism)."""
     # at call: the config reader imports the model families, whose walks import this loader
     from dryboot.vllm.transformers_utils.config import geometry_from_config
 
@@ -473,7 +527,13 @@ def mla_prefill_workspace(config: Mapping[str, Any], par: Parallel, dtype: str =
     archs = [str(a) for a in config.get("architectures") or []]
     own = any(a.startswith(OWN_MLA_LAYERS) for a in archs)
     dims = _mla_dims(config)
+    sparse = mla == {"MLA", "MLA_INDEXER"} and _text(config).get("index_topk") is not None
     backend = None
+    if sparse and sm10 and not own and dims is not None:
+        # the sparse impl first (vLLM builds it before the prefill backend); no prefill backend: none built
+        _sm100_sparse_impl(config, par, dims, fp8_kv, refuse)
+        backend = mla_prefill_backend(par.capability, dims, model_dtype_name(config, dtype), par.vllm_version)
+        return backend if backend is not None and prefill_workspace_bytes(backend) else None
     if mla == {"MLA"} and not own and dims is not None:
         name = model_dtype_name(config, dtype)
         backend = mla_prefill_backend(par.capability, dims, name, par.vllm_version)

@@ -2883,9 +2883,17 @@ def _nemotron_mlp(
 
 #: the releases whose ModelOpt sparse-attention MLA layouts are recorded (``quant_cases_nvfp4smla.py``;
 #: 0.29.0 not recorded, refused by name; 0.32.0's and 0.33.0's NVFP4 layers and experts go through Humming on
-#: SM 9.0, recorded there: on the H200), with the GPU architectures (major) recorded on each: SM 9.0, and SM 12.0
-#: on 0.28.0 (CUTLASS NVFP4 layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120)
-MODELOPT_SPARSE_MLA_RELEASES = {"0.28.0": (9, 12), "0.30.0": (9,), "0.31.0": (9,), "0.32.0": (9,), "0.33.0": (9,)}
+#: SM 9.0, recorded there: on the H200), with the GPU architectures (major) recorded on each: SM 9.0, SM 12.0
+#: on 0.28.0 (CUTLASS NVFP4 layers, the fp8_e4m3 cache taken as fp8_ds_mla by FLASHINFER_MLA_SPARSE_SM120), and
+#: SM 10.0 on each (FlashInfer's NVFP4 layers and TRT-LLM experts, FLASHINFER_MLA_SPARSE and the MLA prefill
+#: backend's workspace: ``loader.mla_prefill_workspace``)
+MODELOPT_SPARSE_MLA_RELEASES = {
+    "0.28.0": (9, 10, 12),
+    "0.30.0": (9, 10),
+    "0.31.0": (9, 10),
+    "0.32.0": (9, 10),
+    "0.33.0": (9, 10),
+}
 
 
 def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
@@ -2903,8 +2911,7 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
 
     :raises InputError: that ``fp8_e4m3`` cache on SM 9.x before 0.30.0 (vLLM refuses it), another
         named KV cache dtype (not recorded), a GPU below SM 9.0 (no sparse MLA backend: vLLM refuses
-        it) or above SM 9.x (SM 10.x: FlashInfer's NVFP4 experts, refused elsewhere; SM 12.x: not
-        recorded but on 0.28.0), a release outside :data:`MODELOPT_SPARSE_MLA_RELEASES`."""
+        it), SM 12.x but on 0.28.0 (not recorded), a release outside :data:`MODELOPT_SPARSE_MLA_RELEASES`."""
     if par.vllm_version not in MODELOPT_SPARSE_MLA_RELEASES:
         raise InputError(
             "quantization_config",
@@ -2921,7 +2928,7 @@ def _modelopt_sparse_mla_kv(par: Parallel, fp8_kv: bool) -> None:
             f"{cap}: vLLM has no sparse MLA backend below SM 9.0 (No valid attention backend found)"
             if par.capability < (9, 0)
             else f"ModelOpt weights after loading of a sparse-attention MLA model on {cap} with vLLM "
-            f"{par.vllm_version} are not recorded (checked on SM 9.0, and SM 12.0 on 0.28.0)",
+            f"{par.vllm_version} are not recorded (checked on SM 9.0 and 10.0, and SM 12.0 on 0.28.0)",
         )
     sm9 = par.capability is not None and par.capability[0] == 9
     if par.kv_cache_dtype == "auto" and fp8_kv and sm9 and not rules_for(par.vllm_version).sparse_mla_fp8_e4m3_sm90:
