@@ -656,6 +656,36 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             *("--pipeline-parallel-size", "4", "--num-gpu-blocks-override", "4096"),
         ],
     ),
+    # unnamed, an attention-free model's layerless stage selects a backend at head size 0 from 0.29 (audit seed
+    # 270302 case 164: dryboot named the empty stage)
+    "order-mamba1-pp3-nvfp4": (
+        REL / "mamba1-2l",
+        [
+            "--max-model-len",
+            "4K",
+            "--kv-cache-memory-bytes",
+            "754216",
+            "-tp",
+            "2",
+            "-pp",
+            "3",
+            "--kv-cache-dtype",
+            "nvfp4",
+        ],
+    ),
+    "order-mamba1-pp3-pth": (
+        REL / "mamba1-2l",
+        [
+            "--max-model-len",
+            "4K",
+            "--kv-cache-memory-bytes",
+            "754216",
+            "-pp",
+            "3",
+            "--kv-cache-dtype",
+            "fp8_per_token_head",
+        ],
+    ),
     "order-mamba1-pp3-fa": (
         REL / "mamba1-2l",
         [
@@ -2390,6 +2420,21 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.31.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
     ("0.32.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
     ("0.33.0", "g3n-shared-flex"): _refused_with("FlexAttention does not support kv sharing yet"),
+    # an attention-free model's layerless stage: the backend selection at head size 0 (0.29+) or the empty group
+    ("0.27.1", "order-mamba1-pp3-nvfp4"): _refused_with("group_size"),
+    ("0.28.0", "order-mamba1-pp3-nvfp4"): _refused_with("group_size"),
+    ("0.29.0", "order-mamba1-pp3-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "order-mamba1-pp3-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "order-mamba1-pp3-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.32.0", "order-mamba1-pp3-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "order-mamba1-pp3-nvfp4"): _refused_with("No valid attention backend found"),
+    ("0.27.1", "order-mamba1-pp3-pth"): _refused_with("group_size"),
+    ("0.28.0", "order-mamba1-pp3-pth"): _refused_with("group_size"),
+    ("0.29.0", "order-mamba1-pp3-pth"): _refused_with("No valid attention backend found"),
+    ("0.30.0", "order-mamba1-pp3-pth"): _refused_with("No valid attention backend found"),
+    ("0.31.0", "order-mamba1-pp3-pth"): _refused_with("No valid attention backend found"),
+    ("0.32.0", "order-mamba1-pp3-pth"): _refused_with("No valid attention backend found"),
+    ("0.33.0", "order-mamba1-pp3-pth"): _refused_with("No valid attention backend found"),
     ("0.29.0", "order-mamba1-pp3-fa"): _refused_with(
         "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
         "['kv_cache_dtype not supported']"

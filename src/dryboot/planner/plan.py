@@ -18,7 +18,12 @@ from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
 from dryboot.planner.policies.promotion import unify_layer_set_with_policy
-from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, MINIMAX_M3_SPARSE_INDEXER, AttentionBackend
+from dryboot.vllm.backends import (
+    DEEPSEEK_V32_INDEXER,
+    MINIMAX_M3_SPARSE_INDEXER,
+    AttentionBackend,
+    AttentionSelectorConfig,
+)
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
@@ -827,8 +832,20 @@ def _pipeline_stages(
         # a worker without any layer falls back to the default attention backend's declaration
         # (get_current_attn_backends); one of mamba layers only declares nothing
         if not stage_layers.order:
+            attention_free = (
+                not any(k.is_attention for k in model.kinds) and args.custom_dtype(cfg.kv_cache_dtype) is None
+            )
             check_layerless_stage_backend(
-                args.attention_backend, cfg.backend, cfg.kv_cache_dtype, cfg.rules, model.source
+                args.attention_backend,
+                cfg.backend,
+                cfg.kv_cache_dtype,
+                cfg.rules,
+                model.source,
+                AttentionSelectorConfig(
+                    0, cfg.kv_cache_dtype, capability=args.device.capability, cubin=args.flashinfer_cubin
+                )
+                if attention_free
+                else None,
             )
         stage_backends.append(
             {s.backend for s in stage_layers.specs if isinstance(s, AttentionSpec)}

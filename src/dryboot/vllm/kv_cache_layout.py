@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.backends import AttentionBackend, AttentionSelectorConfig, default_backend
 from dryboot.vllm.versions import VersionRules, version_key
 
 #: the first release whose engine core resolves one KV cache layout from every worker's report
@@ -68,16 +68,37 @@ def supported_layouts(declared: Iterable[Sequence[str] | None]) -> list[str]:
 
 
 def check_layerless_stage_backend(
-    named: str | None, backend: AttentionBackend, kv_cache_dtype: str, rules: VersionRules, source: str
+    named: str | None,
+    backend: AttentionBackend,
+    kv_cache_dtype: str,
+    rules: VersionRules,
+    source: str,
+    attention_free: AttentionSelectorConfig | None = None,
 ) -> None:
     """A pipeline stage's worker that builds no layer reports the layouts of the backend vLLM selects from
     the model config alone (``get_current_attn_backends``' fallback, asked by ``resolve_kv_cache_layout``
     from 0.29.0): a named ``--attention-backend`` (``named``, ``backend`` its declarations) is validated
-    there against ``kv_cache_dtype``, also for a model whose layers select no attention backend.
+    there against ``kv_cache_dtype``, also for a model whose layers select no attention backend. Unnamed,
+    the selection runs there for an attention-free model (``attention_free``: what it asks, head size 0 as
+    ``ModelConfig.get_head_size`` gives it), whose layers never selected one; a model with attention
+    layers asks what its layers asked, already answered.
 
     :raises InputError: vLLM's ValueError "Selected backend ... is not valid for this configuration" with
-        its KV cache dtype reason, naming ``--attention-backend``."""
-    if named is None or version_key(rules.version) < version_key(FIRST_RELEASE):
+        its KV cache dtype reason, naming ``--attention-backend``; or its "No valid attention backend
+        found" where no backend serves the attention-free model's cache dtype."""
+    if version_key(rules.version) < version_key(FIRST_RELEASE):
+        return
+    if named is None:
+        if attention_free is not None:
+            try:
+                default_backend(attention_free, False)
+            except ValueError as exc:
+                raise InputError(
+                    "--kv-cache-dtype",
+                    kv_cache_dtype,
+                    f"{exc} ({source}: a pipeline stage without layers selects a backend from the model config, "
+                    f"head size 0 for an attention-free model; vLLM {rules.version}'s resolve_kv_cache_layout)",
+                ) from None
         return
     if not backend.supports_kv_cache_dtype(kv_cache_dtype):
         raise InputError(
