@@ -287,14 +287,15 @@ def test_per_tensor_below_sm89_on_0290_0300_is_cutlass() -> None:
     """0.29.0 / 0.30.0's ``Fp8LinearMethod`` picks ``CutlassFP8ScaledMMLinearKernel`` below SM 8.9 (their
     ``_POSSIBLE_FP8_KERNELS`` list it ahead of Marlin's, its ``is_supported`` asks for CUDA only): the layout
     is SM 8.9's, fp8 weights transposed, one float32 scale per layer (the static checkpoint's input scale one
-    more, 512 bytes a layer). Qwen3-8B on the RTX 3090 at TP 1: 9,446,391,808 (dynamic) / 9,446,465,536
-    (static) bytes, 2,801,664 fewer than Marlin's on 0.28.0; dryboot refused both by name before ("Marlin
-    FP8's weight-only repack on 0.27.1, 0.28.0 and 0.31.0+ only")."""
-    for version in ("0.29.0", "0.30.0"):
-        for kind, want in (("dynamic", 9_446_391_808), ("static", 9_446_465_536)):
-            row = RECORDED[version][f"Qwen--Qwen3-8B+FP8-tensor-{kind} RTX 3090 --tensor-parallel-size 1"]
-            assert row["kernels"]["CutlassFP8ScaledMMLinearKernel"] == 144
-            assert row["allocated_bytes"] == want
-            assert dryboot_weights(fp8.CONFIGS, row, version).stages[0].allocated_bytes == want
+    more, 512 bytes a layer). Qwen3-8B on the RTX 3090 (SM 8.6) and the A100 (SM 8.0) at TP 1: 9,446,391,808
+    (dynamic) / 9,446,465,536 (static) bytes, 2,801,664 fewer than Marlin's on 0.28.0; dryboot refused them by
+    name before ("Marlin FP8's weight-only repack on 0.27.1, 0.28.0 and 0.31.0+ only")."""
+    cases = [(v, k, w, g) for v in ("0.29.0", "0.30.0") for g in ("RTX 3090", "A100-80GB")
+             for k, w in (("dynamic", 9_446_391_808), ("static", 9_446_465_536))]  # fmt: skip
+    for version, kind, want, gpu in cases:
+        row = RECORDED[version][f"Qwen--Qwen3-8B+FP8-tensor-{kind} {gpu} --tensor-parallel-size 1"]
+        assert row["kernels"]["CutlassFP8ScaledMMLinearKernel"] == 144
+        assert row["allocated_bytes"] == want
+        assert dryboot_weights(fp8.CONFIGS, row, version).stages[0].allocated_bytes == want
     marlin = RECORDED["0.28.0"]["Qwen--Qwen3-8B+FP8-tensor-dynamic RTX 3090 --tensor-parallel-size 1"]
     assert marlin["allocated_bytes"] - 9_446_391_808 == 2_801_664
