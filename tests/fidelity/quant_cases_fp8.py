@@ -36,3 +36,6 @@ DEEP_GEMM = (9, 10)
 #: the per-tensor layers' requantization to one scale (``requantize_with_max_scale``) writes fp8
 #: values into the tensor vLLM allocates: that kernel is run as a no-op (quant_fakes.VALUE_ONLY)
 VALUE_ONLY_KERNELS = ("static_scaled_fp8_quant",)
+#: recorded only when ``RECORD_GPUS`` names it: SM 8.0 (the A100), the per-tensor Qwen3-8B configs on 0.29.0 /
+#: 0.30.0 (CUTLASS's SM 8.9 layout below SM 8.9, as on the RTX 3090)
+EXTRA_GPUS = (("A100-80GB", (8, 0), 108),)

@@ -24,7 +24,8 @@ layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first mod
 ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``, ``fp8``, ``dsv4``, ``fp8gdn``, ``qwen4exp``, ``kimik3``, ``nemlatent``,
 ``nvfp4moe``, ``qwen3vl``, ``ficounter``, ``ficounterfam``, ``mlaws``, ``mlapf``, ``fp8rest``, ``sparsemla``,
-``fp8ignore``, ``mm3hum``, ``nvfp4smla``, ``gptqempty``, ``bw33``, ``ossbf16``, ``humfp8``, ``sinksfam``, ``trtllm``:
+``fp8ignore``, ``mm3hum``, ``nvfp4smla``, ``gptqempty``, ``bw33``, ``ossbf16``, ``humfp8``, ``sinksfam``, ``trtllm``,
+``ctnvfp4a16``:
 ``quant_cases_<set>.py``; a set's ``checkpoint_dir`` writes its own checkpoints, its
 ``LOAD_WEIGHTS`` runs vLLM's loader over their tensors before the post-load step),
 ``RECORD_WORKSPACE`` sets up the worker's workspace manager before each case (as a set's
@@ -108,6 +109,7 @@ if os.environ.get("RECORD_SET") in (
     "sinksfam",
     "trtllm",
     "remotefam",
+    "ctnvfp4a16",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")

@@ -38,9 +38,8 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     config = row["config"]
     if "desc_act" in config and version != "0.28.0":
         return "refuses GPTQ group activation ordering"  # vLLM 0.30+ too (QuantRules.gptq_act_order)
-    if "FP8" in config and sm < 89 and version in ("0.29.0", "0.30.0"):
-        # plain fp8 per tensor below SM 8.9: Marlin FP8 on 0.27.1, 0.28.0, 0.31.0+ (weights._fp8_post_load)
-        return "below SM 8.9: Marlin FP8"
+    # plain fp8 per tensor below SM 8.9: Marlin FP8 on 0.27.1, 0.28.0, 0.31.0+, CUTLASS's SM 8.9 layout on
+    # 0.29.0 / 0.30.0 (ScaledQuant.fp8_marlin; the 0.30.0 dense rows refused before)
     if "FP8" in config and sm >= 100 and version not in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
         return "one scale per tensor on SM 10.0"  # weights.FP8_TENSOR_BLACKWELL_RELEASES
     if "moe+FP8" in config:

@@ -44,11 +44,10 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
         return "in some runs and CUTLASS in others"  # the oracle's unstable linear-kernel choice on B200
     if "tensor" in row["config"]:
         # Marlin FP8 below SM 8.9 (0.27.1, 0.28.0, 0.31.0+; recorded with quant_fakes.meta_repeat_counts,
-        # the oracle failed before; 0.29.0 / 0.30.0 take another kernel there: refused); SM 10.x / 12.x
+        # the oracle failed before; 0.29.0 / 0.30.0: CUTLASS's SM 8.9 layout, refused before); SM 10.x / 12.x
         # recorded on 0.29.0-0.33.0 (0.27.1 / 0.28.0's rows there: the oracle's failures; 0.33.0's
         # refused before: weights.FP8_TENSOR_BLACKWELL_RELEASES)
-        below = cap < (8, 9) and version in ("0.29.0", "0.30.0")
-        unrecorded = below or (cap >= (10, 0) and version in ("0.27.1", "0.28.0"))
+        unrecorded = cap >= (10, 0) and version in ("0.27.1", "0.28.0")
         return "one scale per tensor" if unrecorded else None
     if version == "0.33.0" and (10, 0) <= cap < (12, 0):
         return "are not recorded"  # 0.33.0's SM 10.x blocks (and its FlashInfer attention buffer)
@@ -96,7 +95,7 @@ def test_corpus_size() -> None:
             want |= {(c, "B200", t) for c in block for t in (1, 2)}
         tensor = ("Qwen--Qwen3-8B+FP8-tensor-dynamic", "Qwen--Qwen3-8B+FP8-tensor-static")
         want |= {(c, g, t) for c in tensor for g in ("RTX 4090", "H100") for t in (1, 2)}
-        if version in ("0.27.1", "0.28.0", "0.31.0", "0.32.0"):  # Marlin FP8 per tensor on SM 8.6 (refused before)
+        if version != "0.33.0":  # per tensor on SM 8.6 (not recorded on 0.33.0; 0.29.0 / 0.30.0 refused before)
             want |= {(c, "RTX 3090", t) for c in tensor for t in (1, 2)}
         if version not in ("0.27.1", "0.28.0"):  # per tensor on SM 10.0 / 12.x
             want |= {(c, g, t) for c in tensor for g in ("B200", "RTX 5090", "GB10") for t in (1, 2)}
@@ -282,3 +281,21 @@ def test_plan_names_why_sparse_mla_weights_are_not_given(name: str) -> None:
         PUBLIC / name, tp=8, compute_capability=(8, 9), sm_count=142, vllm_version="0.33.0", max_num_batched_tokens=8192
     )
     assert "no sparse MLA backend below SM 9.0" in (report.refused or ""), report.refused
+
+
+def test_per_tensor_below_sm89_on_0290_0300_is_cutlass() -> None:
+    """0.29.0 / 0.30.0's ``Fp8LinearMethod`` picks ``CutlassFP8ScaledMMLinearKernel`` below SM 8.9 (their
+    ``_POSSIBLE_FP8_KERNELS`` list it ahead of Marlin's, its ``is_supported`` asks for CUDA only): the layout
+    is SM 8.9's, fp8 weights transposed, one float32 scale per layer (the static checkpoint's input scale one
+    more, 512 bytes a layer). Qwen3-8B on the RTX 3090 (SM 8.6) and the A100 (SM 8.0) at TP 1: 9,446,391,808
+    (dynamic) / 9,446,465,536 (static) bytes, 2,801,664 fewer than Marlin's on 0.28.0; dryboot refused them by
+    name before ("Marlin FP8's weight-only repack on 0.27.1, 0.28.0 and 0.31.0+ only")."""
+    cases = [(v, k, w, g) for v in ("0.29.0", "0.30.0") for g in ("RTX 3090", "A100-80GB")
+             for k, w in (("dynamic", 9_446_391_808), ("static", 9_446_465_536))]  # fmt: skip
+    for version, kind, want, gpu in cases:
+        row = RECORDED[version][f"Qwen--Qwen3-8B+FP8-tensor-{kind} {gpu} --tensor-parallel-size 1"]
+        assert row["kernels"]["CutlassFP8ScaledMMLinearKernel"] == 144
+        assert row["allocated_bytes"] == want
+        assert dryboot_weights(fp8.CONFIGS, row, version).stages[0].allocated_bytes == want
+    marlin = RECORDED["0.28.0"]["Qwen--Qwen3-8B+FP8-tensor-dynamic RTX 3090 --tensor-parallel-size 1"]
+    assert marlin["allocated_bytes"] - 9_446_391_808 == 2_801_664

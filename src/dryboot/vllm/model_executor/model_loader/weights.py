@@ -3460,8 +3460,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     :raises InputError: a family, release or GPU whose fp8 layout after loading is not recorded
         (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`, on SM 12.x outside
         :data:`FP8_BLOCK_SM12_RELEASES`; one scale per
-        tensor below SM 8.9 (Marlin FP8) or on SM 10.x / 12.x outside
-        :data:`FP8_TENSOR_BLACKWELL_RELEASES`; MiniMax-M2 on SM 10.x
+        tensor on SM 10.x / 12.x outside :data:`FP8_TENSOR_BLACKWELL_RELEASES`; MiniMax-M2 on SM 10.x
         (:data:`FP8_UNSTABLE_SM100_FAMILIES`)."""
     where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
     assert par.capability is not None
@@ -3509,17 +3508,15 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
         )
     if quant.block is None:
         blackwell_unrecorded = sm >= 100 and par.vllm_version not in FP8_TENSOR_BLACKWELL_RELEASES
-        # below SM 8.9: Marlin FP8's weight-only repack where the release goes through it
-        # (QuantRules.modelopt_fp8_marlin, the same W8A16 fp8 path: 0.27.1, 0.28.0, 0.31.0+; recorded with
+        # below SM 8.9: Marlin FP8's weight-only repack where the release goes through it, CUTLASS's
+        # layout on 0.29.0 / 0.30.0 (QuantRules.modelopt_fp8_marlin, ScaledQuant.fp8_marlin; recorded with
         # quant_fakes.meta_repeat_counts, quant_cases_fp8.py / quant_cases_gemma4.py)
-        marlin_unrecorded = sm < 89 and not quant_rules(par.vllm_version).modelopt_fp8_marlin
-        if marlin_unrecorded or 110 <= sm < 120 or blackwell_unrecorded:
+        if 110 <= sm < 120 or blackwell_unrecorded:
             raise InputError(
                 "quantization_config",
                 "weight_block_size",
                 f"fp8 with one scale per tensor on SM {par.capability[0]}.{par.capability[1]} with vLLM "
-                f"{par.vllm_version} after loading is not modelled (below SM 8.9: Marlin FP8's weight-only repack "
-                "on 0.27.1, 0.28.0 and 0.31.0+ only; SM 10.x / 12.x: recorded on vLLM "
+                f"{par.vllm_version} after loading is not modelled (SM 10.x / 12.x: recorded on vLLM "
                 f"{', '.join(FP8_TENSOR_BLACKWELL_RELEASES)} only; SM 11.x: not recorded)",
             )
         # requantized to the fused layer's largest scale (values only), the weight transposed:
@@ -3618,11 +3615,10 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
         cutlass_fp8_pad=par.vllm_version not in CUTLASS_FP8_PAD_FAILS,
         vllm_version=par.vllm_version,
+        # plain fp8 and ModelOpt FP8 share the W8A8 fp8 kernel list (compressed-tensors fp8 goes weight-only
+        # below SM 8.9 through its W8A16 list: humming_fp8)
+        fp8_marlin=rules.modelopt_fp8_marlin or not (scaled.plain_fp8 or isinstance(scaled, ModelOptQuant)),
     )
     if isinstance(scaled, ModelOptQuant):
-        scaled = replace(
-            scaled,
-            moe_checked=rules.modelopt_moe,
-            fp8_marlin=rules.modelopt_fp8_marlin,
-        )
+        scaled = replace(scaled, moe_checked=rules.modelopt_moe)
     return replace(quant, scaled=scaled)

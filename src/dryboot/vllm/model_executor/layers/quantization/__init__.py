@@ -56,10 +56,12 @@ class QuantRules:
     :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
         are checked against this release (``quant-recorded-modelopt-<version>.json``; 0.29.0-0.32.0
         at TP 1 on SM 8.6-12.0); elsewhere refused by name.
-    :param modelopt_fp8_marlin: ModelOpt FP8 layers below SM 8.9 go through Marlin weight-only
-        (0.27.1, 0.28.0, 0.31.0-0.33.0); 0.29.0's and 0.30.0's generic ``ModelOptLinearMethod``
-        picks CUTLASS there (what its kernel list answers on SM 8.6 in the oracle), whose layout
-        is SM 8.9's.
+    :param modelopt_fp8_marlin: ModelOpt FP8 and plain fp8 (``Fp8LinearMethod``) per-tensor layers below
+        SM 8.9 go through Marlin weight-only (0.27.1, 0.28.0, 0.31.0-0.33.0); on 0.29.0 and 0.30.0 both
+        pick CUTLASS there (``_POSSIBLE_FP8_KERNELS`` lists ``CutlassFP8ScaledMMLinearKernel`` ahead of
+        Marlin's and its ``is_supported`` asks for CUDA only; 0.31.0 asks ``cutlass_fp8_supported``),
+        whose layout is SM 8.9's (recorded on SM 8.6: ``quant-recorded-fp8-<version>.json``'s per-tensor
+        Qwen3-8B rows).
     :param humming_before_marlin: capabilities (``major * 10 + minor``) on which the release puts
         the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
         (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:

@@ -56,6 +56,10 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
 SCALED_EXPERTS_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
+#: the NVFP4 schemes whose experts these layouts give: W4A4 and weight-only (W4A16, ``use_a16``)
+NVFP4_KINDS = ("nvfp4", "nvfp4_a16")
+
+
 def _ceil(x: int, m: int) -> int:
     return -(-x // m)
 
@@ -71,6 +75,8 @@ def scaled_experts_refusal(s: ScaledScheme, capability: int, *, plain_fp8: bool 
     sm = f"SM {capability // 10}.{capability % 10}"
     if s.kind == "int8":
         return None if s.strategy == "channel" and not s.static_input else "int8 MoE experts other than channel weights"
+    if s.kind == "nvfp4_a16":  # weight-only: MarlinExperts on every SM (no FlashInfer / CUTLASS backend takes it)
+        return None
     if s.kind == "nvfp4":
         if capability >= 100:
             return f"NVFP4 MoE experts on {sm} (FlashInfer CUTLASS / TRT-LLM layouts) are not modelled"
@@ -110,19 +116,19 @@ def scaled_experts_bytes(
     refused = scaled_experts_refusal(s, q.capability, plain_fp8=q.plain_fp8)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
-    if s.kind == "nvfp4" and q.humming:  # 0.33 SM 9.0: the HUMMING backend ahead of Marlin
+    if s.kind in NVFP4_KINDS and q.humming:  # 0.33 SM 9.0: the HUMMING backend ahead of Marlin
         return humming_nvfp4_experts_bytes(e, h, i, sm_count=q.sm_count)
     sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
     workspace = [("workspace", 4 * 4 * sms)] if q.layer_workspace else []
     w13, w2 = e * 2 * i * h, e * h * i
-    marlin = (s.kind == "fp8" and q.capability < 89) or s.kind == "nvfp4"
+    marlin = (s.kind == "fp8" and q.capability < 89) or s.kind in NVFP4_KINDS
     if marlin and i % 64:
         raise InputError(
             "--tensor-parallel-size",
             None,
             f"Marlin MoE pads the experts' intermediate size per rank ({i}) to 64: not modelled",
         )
-    if s.kind == "nvfp4":
+    if s.kind in NVFP4_KINDS:
         return [
             ("experts", w13 // 2),
             ("experts", w2 // 2),

@@ -110,8 +110,6 @@ class ModelOptQuant(ScaledQuant):
     ``quantized_layers``).
 
     :param group_size: NVFP4's group (16; vLLM's kernels take no other).
-    :param fp8_marlin: FP8 below SM 8.9 through Marlin (:attr:`QuantRules.modelopt_fp8_marlin`),
-        else CUTLASS's layout.
     :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
     :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
         ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
@@ -122,7 +120,6 @@ class ModelOptQuant(ScaledQuant):
     group_size: int = 16
     kv_cache: bool = True
     moe_checked: bool = True
-    fp8_marlin: bool = True
 
     def algo_of(self, name: str) -> str | None:
         """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
@@ -246,7 +243,7 @@ def modelopt_linear_bytes(
     rank), as (kind, bytes): ``W4A16_NVFP4`` through Marlin (the module's docstring), the other
     algorithms as :func:`scaled_linear_bytes` gives them. ``bias``: the layer's bias is among the
     entries."""
-    if s.kind == "fp8" and q.capability < 89 and isinstance(q, ModelOptQuant) and not q.fp8_marlin:
+    if s.kind == "fp8" and s.strategy == "tensor" and q.capability < 89 and not q.fp8_marlin:
         return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes, bias=bias)
     if s.kind != "nvfp4_a16":
         return scaled_linear_bytes(q, s, k, parts, act_bytes, bias=bias)

@@ -123,6 +123,11 @@ class ScaledQuant:
     #: ``HummingFP8ScaledMMLinearKernel``, ahead of Marlin in every release's W8A16 fp8 list; the
     #: value is the release's locks rule (``QuantRules.humming_wfp8a16_locks``), ``None``: Marlin
     humming_fp8: str | None = None
+    #: per-tensor fp8 layers below SM 8.9 go through Marlin weight-only (plain fp8's ``Fp8LinearMethod``
+    #: and ModelOpt FP8: ``QuantRules.modelopt_fp8_marlin``); ``False`` (0.29.0 / 0.30.0): their
+    #: ``_POSSIBLE_FP8_KERNELS`` list CUTLASS ahead of Marlin and its ``is_supported`` asks for CUDA only,
+    #: so the layer keeps SM 8.9's CUTLASS layout
+    fp8_marlin: bool = True
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -178,7 +183,7 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
                 f"fp8 block weights on SM {capability // 10}.{capability % 10} in vLLM {version}: DeepGEMM's scale "
                 "layout (a kernel without a shape declaration) is not modelled"
             )
-        if capability < 80 and s.kind in ("fp8", "nvfp4"):
+        if capability < 80 and s.kind in ("fp8", "nvfp4", "nvfp4_a16"):
             return f"{s.kind} weights on SM {capability // 10}.{capability % 10} are not checked"
     return None
 
@@ -471,8 +476,8 @@ def ct_scheme(group: Mapping[str, Any]) -> ScaledScheme:
             raise InputError(
                 "quantization_config", "input_activations", "NVFP4 weights with these inputs: not modelled"
             )
-        if a is None:
-            raise InputError("quantization_config", "input_activations", "W4A16 NVFP4 is not modelled")
+        if a is None:  # CompressedTensorsW4A4Fp4(use_a16=True): the kernels of ModelOpt's W4A16_NVFP4
+            return ScaledScheme("nvfp4_a16", "group")
         return ScaledScheme("nvfp4", "group")
     if a is None:
         raise InputError("quantization_config", "input_activations", f"{typ} {bits}-bit weight-only: not modelled")
