@@ -86,6 +86,24 @@ _NGRAM_ASYNC = [
     *("--speculative-config", json.dumps({"method": "ngram", "num_speculative_tokens": 7, "prompt_lookup_max": 4})),
 ]
 
+
+def _ppembed(drafter: Path, method: str, *extra: str) -> list[str]:
+    """Two pipeline stages and a ``method`` drafter of two tokens at ``drafter``."""
+    spec = json.dumps({"method": method, "num_speculative_tokens": 2, "model": str(drafter)})
+    return [
+        "--max-model-len",
+        "2048",
+        "--kv-cache-memory-bytes",
+        "2000000000",
+        "-pp",
+        "2",
+        *extra,
+        "--no-async-scheduling",
+        "--speculative-config",
+        spec,
+    ]
+
+
 CASES: dict[str, tuple[Path, list[str]]] = {
     "nullblk-est": (REL / "nullblk", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1310720"]),
     "nullblk-admit": (REL / "nullblk", ["--max-model-len", "1600", *_NB, "--kv-cache-memory-bytes", "13107200"]),
@@ -958,6 +976,16 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "qwen35-4l",
         ["--max-model-len", "4096", "--max-num-batched-tokens", "128", "--max-num-seqs", "256", *_EAGLE_DFLASH],
     ),
+    # a drafter under PP (0.30+): vLLM's V2 loader needs the target's input embedding on the last stage
+    # (maybe_share_target_embed); Falcon-H1 builds it on the first only (random audit s270301-165), a Granite
+    # target only when tied, Qwen3 for these methods (spec_decode_needs_target_embed)
+    "ppembed-falconh1-dflash": (
+        REL / "falconh1-pp",
+        _ppembed(REL / "dflash-falconh1", "dflash", "--mamba-cache-mode", "align"),
+    ),
+    "ppembed-qwen3-dflash": (REL / "qwen3-5l", _ppembed(REL / "dflash-falconh1", "dflash")),
+    "ppembed-granite-tied-eagle3": (REL / "granite-tied", _ppembed(REL / "eagle3-512", "eagle3")),
+    "ppembed-granite-eagle3": (REL / "granite-untied", _ppembed(REL / "eagle3-512", "eagle3")),
     "ngram-async": (REL / "mistral-2l", _NGRAM_ASYNC),
     "ngram-async-ws": (REL / "mistral-2l", [*_NGRAM_ASYNC, "-tp", "4", "-pp", "4"]),
     "ngram-async-nbt": (
@@ -4779,6 +4807,28 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             ("ngram-async-nbt", "max_num_batched_tokens (128) must be greater than or equal to max_num_seqs (256)"),
         )
     },
+    # a drafter under PP (0.30+: the V2 loader's maybe_share_target_embed on the last stage; 0.27.1 / 0.28.0 refuse
+    # any drafter under PP first: its class lacks SupportsPP)
+    **{
+        (v, cid): _refused_with(f"{cls} needs the target input embedding, but it is unavailable on this PP stage")
+        for v in ("0.30.0", "0.33.0")
+        for cid, cls in (
+            ("ppembed-falconh1-dflash", "DFlashQwen3ForCausalLM"),
+            ("ppembed-granite-eagle3", "Eagle3LlamaForCausalLM"),
+        )
+    },
+    **{
+        (v, cid): _refused_with("Pipeline parallelism is not supported for this model")
+        for v in ("0.27.1", "0.28.0")
+        for cid in (
+            "ppembed-falconh1-dflash",
+            "ppembed-qwen3-dflash",
+            "ppembed-granite-tied-eagle3",
+            "ppembed-granite-eagle3",
+        )
+    },
+    **{(v, "ppembed-qwen3-dflash"): _ok(16, 15258, 161908, 2048) for v in ("0.30.0", "0.33.0")},
+    **{(v, "ppembed-granite-tied-eagle3"): _ok(16, 48828, 781248, 2048) for v in ("0.30.0", "0.33.0")},
     **{
         (v, "ngram-async"): _refused_with("Currently, async scheduling is only supported with EAGLE/MTP/Draft Model")
         for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
@@ -54,6 +55,7 @@ from dryboot.vllm.dtypes import (
 )
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
+from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal
 from dryboot.vllm.models.dspark import DSPARK_TARGET_BACKEND_MODEL_TYPES
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
@@ -65,6 +67,7 @@ from dryboot.vllm.models.registry import (
     is_draft_model,
     release_registry_file,
 )
+from dryboot.vllm.spec_decode_embed import EMBED_SHARING_METHODS, drafter_embedding_refusal, last_stage_embedding
 from dryboot.vllm.versions import (
     VersionRules,
     known_model_types,
@@ -719,6 +722,29 @@ def uses_v2_model_runner(
     return default_v2 or model.parallel.num_experts == 0
 
 
+def _drafter_embedding_refusal(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter, rules: VersionRules
+) -> str | None:
+    """vLLM's refusal of a drafter that needs the target's input embedding where the target's last
+    pipeline stage lacks it (:func:`dryboot.vllm.spec_decode_embed.drafter_embedding_refusal`; the
+    V2 model runner's ``maybe_share_target_embed``), or ``None``. The drafter checkpoint's tensor
+    names, where its directory holds safetensors, decide whether it carries its own embedding.
+
+    :raises InputError: an unreadable safetensors header of the drafter."""
+    if drafter.method not in EMBED_SHARING_METHODS or not uses_v2_model_runner(model, args, drafter, rules):
+        return None
+    args_of = (model.architecture, model.source, drafter.model.architecture, drafter.model.source, drafter.method)
+    why = drafter_embedding_refusal(*args_of, None)
+    if why is None or last_stage_embedding(model.architecture, model.source) is None:
+        return why
+    # the drafter checkpoint's own embed_tokens (process_eagle_weight) spares it the target's
+    source = Path(drafter.model.source)
+    path = source if source.is_dir() else source.parent if source.name == "config.json" else None
+    if path is None or not (any(path.glob("*.safetensors")) or (path / INDEX_FILE).is_file()):
+        return why
+    return drafter_embedding_refusal(*args_of, list(read_checkpoint(path)[0]))
+
+
 def v1_runner_refusal(
     model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules
 ) -> str | None:
@@ -1187,15 +1213,11 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "--mamba-cache-mode" if effective_mamba_cache_mode(model, args, rules) == "all" else "--speculative-config"
         )
         raise InputError(flag, None, f"{v1_refusal} (vLLM {rules.version}'s V1 model runner)")
-    mla_head = drafter is not None and drafter.model.family == "deepseek" and drafter.method == "eagle3"
-    if mla_head and drafter is not None and args.pipeline_parallel_size > 1:
-        # recorded on 0.30.0 / 0.33.0 (data/pipeline/); 0.27.1 / 0.28.0 refuse it earlier
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(args.pipeline_parallel_size),
-            f"{drafter.model.architecture} needs the target input embedding, but it is unavailable on this PP "
-            "stage (vLLM refuses an MLA EAGLE-3 head under pipeline parallelism)",
-        )
+    if drafter is not None and args.pipeline_parallel_size > 1 and rules.pp_draft_models:
+        # the V2 runner's drafter loader on the last stage (maybe_share_target_embed), while the model is built
+        embed_refusal = _drafter_embedding_refusal(model, args, drafter, rules)
+        if embed_refusal is not None:
+            raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), embed_refusal)
     max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
