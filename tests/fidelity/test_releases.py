@@ -537,6 +537,9 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             ("q3vlmoe-mlponly", "2"),
             ("glm45v-dense2", "2"),
             ("qwen3moe-allmlp", "1"),
+            # classes that build a stage of dense layers (no MoE parameters): planned
+            ("qwen2moe-mlponly", "2"),
+            ("dsv2-dense2", "2"),
         )
     },
     # Zamba2 with n_groups 2 at TP 4: its shared attention blocks are built (their backend selected) before the
@@ -1393,6 +1396,9 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             ),
         )
     },
+    # Qwen2-MoE (mlp_only_layers) and DeepSeek-V2 (first_k_dense_replace) build a stage of only dense layers: served
+    ("0.28.0", "qwen2moe-mlponly-pp2"): _ok(16, 122070, 1953120, 4096),
+    ("0.28.0", "dsv2-dense2-pp2"): _ok(16, 54253, 868048, 4096),
     # gptoss-fi-sm90: the oracle box has no flashinfer-cubin (dryboot runs with --no-flashinfer-cubin)
     ("0.27.1", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     ("0.28.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
