@@ -171,3 +171,85 @@ def test_qwen3_5_moe_empty_stage(tmp_path: Path, architecture: str) -> None:
     rc, out = plan(tmp_path, config, "-pp", "4")
     assert rc == 2 and f"pipeline stage 0 holds no decoder layer: vLLM's {architecture} finds" in out, out
     assert "(RuntimeError: No Qwen3Next layer found in the model.layers.)" in out
+
+
+def _tiny(architecture: str, **text: Any) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads((TINY / f"{architecture}.json").read_text())
+    config.get("text_config", config).update(text)
+    return config
+
+
+#: (architecture, its text config's changes, pipeline size, the stage and what it holds, vLLM's words)
+MOE_STAGES = [
+    ("Qwen3MoeForCausalLM", {"num_hidden_layers": 2}, "3", "2 holds no decoder layer", "No Qwen3MoE layer found"),
+    (
+        "Qwen3MoeForCausalLM",
+        {"num_hidden_layers": 4, "max_window_layers": 4, "mlp_only_layers": [0, 1]},
+        "2",
+        "0 holds only dense layers (0 to 1)",
+        "No Qwen3MoE layer found in the model.layers.",
+    ),
+    (
+        "Qwen3MoeForCausalLM",
+        {"num_hidden_layers": 4, "max_window_layers": 4, "decoder_sparse_step": 4},
+        "2",
+        "0 holds only dense layers (0 to 1)",
+        "No Qwen3MoE layer found in the model.layers.",
+    ),
+    ("MixtralForCausalLM", {"num_hidden_layers": 2}, "3", "2 holds no decoder layer", "No MixtralMoE layer found"),
+    (
+        "Glm4MoeForCausalLM",
+        {"num_hidden_layers": 4, "first_k_dense_replace": 2},
+        "2",
+        "0 holds only dense layers (0 to 1)",
+        "No Glm4MoE layer found in model.layers.",
+    ),
+    (
+        "Glm4vMoeForConditionalGeneration",
+        {"num_hidden_layers": 4, "first_k_dense_replace": 2},
+        "2",
+        "0 holds only dense layers (0 to 1)",
+        "No Glm4MoE layer found in model.layers.",
+    ),
+    (
+        "Qwen3VLMoeForConditionalGeneration",
+        {"num_hidden_layers": 4, "mlp_only_layers": [0, 1]},
+        "2",
+        "0 holds only dense layers (0 to 1)",
+        "No Qwen3Moe layer found in the language_model.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("architecture", "text", "pp", "held", "words"), MOE_STAGES)
+def test_moe_class_needs_an_moe_block_on_every_stage(
+    tmp_path: Path, architecture: str, text: dict[str, Any], pp: str, held: str, words: str
+) -> None:
+    """Issue 37: these classes' ``set_moe_parameters`` raises on a stage without an MoE block (before
+    any KV cache check; a stage of dense layers was planned, an empty one refused in dryboot's words).
+    Recorded: ``qwen3moe-*``, ``mixtral-2l-pp3``, ``glm4moe-*``, ``glm45v-dense2-pp2``, ``q3vlmoe-*``."""
+    rc, out = plan(tmp_path, _tiny(architecture, **text), "-pp", pp, "--vllm-version", "0.30.0")
+    assert rc == 2 and f"pipeline stage {held}: vLLM's {architecture} finds no MoE layer" in out, out
+    assert words in out, out
+
+
+@pytest.mark.parametrize(
+    ("architecture", "text"),
+    [
+        # Qwen2MoeForCausalLM and DeepseekV2ForCausalLM build a stage without an MoE block (no MoE parameters)
+        ("Qwen2MoeForCausalLM", {"num_hidden_layers": 4, "mlp_only_layers": [0, 1]}),
+        ("DeepseekV2ForCausalLM", {"num_hidden_layers": 4, "first_k_dense_replace": 2}),
+    ],
+)
+def test_moe_class_builds_a_dense_stage(tmp_path: Path, architecture: str, text: dict[str, Any]) -> None:
+    rc, out = plan(tmp_path, _tiny(architecture, **text), "-pp", "2")
+    assert rc == 0, out
+
+
+def test_qwen3_omni_thinker_skips_the_moe_lookup(tmp_path: Path) -> None:
+    """Qwen3-Omni's thinker (``Qwen3MoeLLMForCausalLM``) skips ``Qwen3MoeForCausalLM.__init__``: it
+    keeps no MoE-stage rule of its language model."""
+    from dryboot.vllm.models.wrappers import BUILT_AS
+
+    fields = BUILT_AS["Qwen3OmniMoeForConditionalGeneration"].model_fields
+    assert fields["first_moe_layer"] is None and fields["no_moe_layer"] is None

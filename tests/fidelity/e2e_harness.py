@@ -1556,12 +1556,6 @@ OTHER_ORDER: list[tuple[tuple[str, ...], str, str, str]] = [
         "vLLM parses every flag first; dryboot checks the speculative config while reading flags",
     ),
     (
-        ("RuntimeError",),
-        r"No \w*MoE layer found\s+in model\.layers",
-        r"pipeline stage \d+ holds no KV cache layer",
-        "a stage without KV layers and without MoE layers: vLLM's model class fails first",
-    ),
-    (
         ("StrictDataclassClassValidationError",),
         r"validate_rope",
         r"is not a multiple of the \d+ attention heads",

@@ -541,6 +541,25 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "q35moe-2l",
         ["--max-model-len", "4096", "--kv-cache-memory-bytes", "2000000000", "-pp", "4"],
     ),
+    # MoE model classes that look for an MoE block among their stage's layers (set_moe_parameters) while the model is
+    # built: a stage of no layer (2 layers at PP 3) and a stage of only dense layers (mlp_only_layers,
+    # first_k_dense_replace) at PP 2, refused in the class's words before any KV cache check
+    **{
+        f"{name}-pp{pp}": (REL / name, ["--max-model-len", "4096", "--kv-cache-memory-bytes", "2000000000", "-pp", pp])
+        for name, pp in (
+            ("qwen3moe-2l", "3"),
+            ("qwen3moe-mlponly", "2"),
+            ("mixtral-2l", "3"),
+            ("glm4moe-2l", "3"),
+            ("glm4moe-dense2", "2"),
+            ("q3vlmoe-mlponly", "2"),
+            ("glm45v-dense2", "2"),
+            ("qwen3moe-allmlp", "1"),
+            # classes that build a stage of dense layers (no MoE parameters): planned
+            ("qwen2moe-mlponly", "2"),
+            ("dsv2-dense2", "2"),
+        )
+    },
     # Zamba2 with n_groups 2 at TP 4: its shared attention blocks are built (their backend selected) before the
     # first mamba layer's group split check (audit seed 260280 case 21)
     "zamba2-g2-tp4-nvfp4": (
@@ -1413,6 +1432,31 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             ("q35moe-2l-pp4", "No Qwen3Next layer found in the model.layers."),
         )
     },
+    # MoE model classes' set_moe_parameters on a pipeline stage of no layer (qwen3moe-2l, mixtral-2l at PP 3) or of
+    # only dense layers (mlp_only_layers, first_k_dense_replace: glm4moe-2l at PP 3 too), before any KV cache check
+    # (GLM-4.5V's language model is Glm4MoeForCausalLM); every release alike (Qwen3-VL-MoE's text config, naming no architectures, is refused first until 0.30.0)
+    **{
+        (v, cid): _refused_with(text)
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+        for cid, text in (
+            ("qwen3moe-2l-pp3", "No Qwen3MoE layer found in the model.layers."),
+            ("qwen3moe-mlponly-pp2", "No Qwen3MoE layer found in the model.layers."),
+            ("mixtral-2l-pp3", "No MixtralMoE layer found  in model.layers."),
+            ("glm4moe-2l-pp3", "No Glm4MoE layer found in model.layers."),
+            ("glm4moe-dense2-pp2", "No Glm4MoE layer found in model.layers."),
+            ("glm45v-dense2-pp2", "No Glm4MoE layer found in model.layers."),
+            ("qwen3moe-allmlp-pp1", "No Qwen3MoE layer found in the model.layers."),
+            (
+                "q3vlmoe-mlponly-pp2",
+                "No model architectures are specified"
+                if v in ("0.27.1", "0.28.0", "0.29.0")
+                else "No Qwen3Moe layer found in the language_model.",
+            ),
+        )
+    },
+    # Qwen2-MoE (mlp_only_layers) and DeepSeek-V2 (first_k_dense_replace) build a stage of only dense layers: served
+    ("0.28.0", "qwen2moe-mlponly-pp2"): _ok(16, 122070, 1953120, 4096),
+    ("0.28.0", "dsv2-dense2-pp2"): _ok(16, 54253, 868048, 4096),
     # gptoss-fi-sm90: the oracle box has no flashinfer-cubin (dryboot runs with --no-flashinfer-cubin)
     ("0.27.1", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),
     ("0.28.0", "gptoss-fi-sm90"): _refused_with("attention sinks not supported"),

@@ -249,6 +249,7 @@ def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _L
         block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, align, log)
         num_target = len(layers.order)
     else:
+        check_stages_hold_moe(model, [range(model.num_decoder_layers)])
         block_size, decision = _block_sizes(cfg, align, log)
         layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     sided = family_of(model).grouped_side_caches(model, cfg.args, layers.pairs())
@@ -748,6 +749,28 @@ def _stage_without_moe(model: ModelGeometry, ranges: list[range]) -> int | None:
     return None
 
 
+def check_stages_hold_moe(model: ModelGeometry, ranges: list[range]) -> None:
+    """What an MoE model class's ``set_moe_parameters`` (``Qwen3MoeForCausalLM``,
+    ``MixtralForCausalLM``, ``Glm4MoeForCausalLM``, ``Lfm2MoeForCausalLM``, ...) raises while each
+    pipeline stage (its decoder layers ``ranges[s]``; one stage of every layer without pipeline
+    parallelism) is built: a stage without an MoE block, an empty one included.
+
+    :raises InputError: naming ``--pipeline-parallel-size``, the stage and vLLM's RuntimeError
+        (``ParallelTraits.no_moe_layer``)."""
+    dense_stage = _stage_without_moe(model, ranges)
+    if dense_stage is None:
+        return
+    r = ranges[dense_stage]
+    held = "no decoder layer" if not r else f"only dense layers ({r.start} to {r[-1]})"
+    words = model.parallel.no_moe_layer
+    raise InputError(
+        "--pipeline-parallel-size",
+        str(len(ranges)),
+        f"pipeline stage {dense_stage} holds {held}: vLLM's {model.architecture} finds no MoE layer on that stage "
+        f"(RuntimeError{': ' + words if words else ''})",
+    )
+
+
 def _pipeline_stages(
     cfg: EngineConfig, mamba: MambaState | None, align: MambaState | None, log: list[str]
 ) -> tuple[int, BlockSizeDecision | None, LayerSet, list[frozenset[str]]]:
@@ -768,19 +791,7 @@ def _pipeline_stages(
     refusal = model_pp_refusal(model, cfg.rules)
     if refusal is not None:
         raise pp_refused(pp, model.architecture, refusal)
-    dense_stage = _stage_without_moe(model, ranges)
-    if dense_stage is not None:
-        # the model class (Lfm2MoeModel, AfmoeModel, Qwen3NextForCausalLM, ...) looks for an MoE
-        # block among its stage's layers (set_moe_parameters)
-        r = ranges[dense_stage]
-        held = "no decoder layer" if not r else f"only dense layers ({r.start} to {r[-1]})"
-        words = model.parallel.no_moe_layer
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(pp),
-            f"pipeline stage {dense_stage} holds {held}: vLLM's {model.architecture} finds no MoE layer on that stage "
-            f"(RuntimeError{': ' + words if words else ''})",
-        )
+    check_stages_hold_moe(model, ranges)
     levels = model.parallel.deepstack_levels
     if levels and any(r.start < levels for r in ranges[1:]):
         # CohereCompassForConditionalGeneration: every later stage adds no deepstack input

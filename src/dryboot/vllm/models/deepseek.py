@@ -303,7 +303,7 @@ def _sarvam_pipeline(f: ConfigFields) -> dict[str, Any]:
     if freq != 1:
         return {"pp_refusal": f"moe_layer_freq {freq}: which pipeline stages hold an MoE layer is not modelled"}
     first = f.integer("first_k_dense_replace", minimum=0) if f.has("first_k_dense_replace") else 1
-    return {"first_moe_layer": first}
+    return {"first_moe_layer": first, "no_moe_layer": "No SarvamMLAMoE layer found in model.layers."}
 
 
 def sparse_layers(indexed: tuple[bool, ...]) -> tuple[tuple[LayerKind, ...], tuple[int, ...]]:

@@ -1107,6 +1107,13 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
+    if architecture in _SPARSE_STEP_MOE:
+        sparse = sparse_step_moe_layers(f, n)
+        extra.update(first_moe_layer=sparse[0] if sparse else n, moe_layers=sparse)
+    if architecture == "MixtralForCausalLM":
+        extra["first_moe_layer"] = 0  # every MixtralDecoderLayer holds its block_sparse_moe
+    if architecture in NO_MOE_LAYER:
+        extra["no_moe_layer"] = NO_MOE_LAYER[architecture]
     if architecture in _HF_CLASS_READS:
         extra["family_extra"] = UnsetClassFields(tuple(k for k in _HF_CLASS_READS[architecture][1] if not f.given(k)))
     if architecture in _UNNAMED_TEXT_MODEL and not _names_architectures(f.root.get("text_config")):
@@ -1269,11 +1276,54 @@ def _vision_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int],
 #: MoE models whose class looks for an MoE layer among its pipeline stage's layers and fails
 #: without one (``RuntimeError: No ... layer found in model.layers``): the field naming how many
 #: leading layers are dense, and its config-class default.
+#: MoE model classes whose ``set_moe_parameters`` (``extract_moe_parameters``) raises while the model
+#: is built when its pipeline stage holds no MoE block (an empty stage included) -> vLLM's words
+#: (the RuntimeError's message; read in vLLM 0.27.1-0.33.0, alike in each). Not listed, as their
+#: classes build such a stage (``example_moe`` None: no MoE parameters, a warning at most):
+#: ``Qwen2MoeForCausalLM``, ``OlmoeForCausalLM``, ``DeepseekV2ForCausalLM`` /
+#: ``DeepseekV3ForCausalLM``, ``Ernie4_5_MoeForCausalLM``, ``Llama4ForCausalLM``
+NO_MOE_LAYER: dict[str, str] = {
+    "Qwen3MoeForCausalLM": "No Qwen3MoE layer found in the model.layers.",
+    "Qwen3VLMoeForConditionalGeneration": "No Qwen3Moe layer found in the language_model.",
+    "MixtralForCausalLM": "No MixtralMoE layer found  in model.layers.",
+    "Glm4MoeForCausalLM": "No Glm4MoE layer found in model.layers.",
+    # glm4_1v.py builds its language model as Glm4MoeForCausalLM (init_vllm_registered_model)
+    "Glm4vMoeForConditionalGeneration": "No Glm4MoE layer found in model.layers.",
+    "AfmoeForCausalLM": "No AfmoeMoE layer found in model.layers.",
+    "HYV3ForCausalLM": "No MoE layer found in model.layers.",
+    # mellum.py until 0.31.0 (the transformers backend from 0.32.0 builds such a stage)
+    "MellumForCausalLM": "No MoE layer found in the model.layers.",
+    "Param2MoEForCausalLM": "No Param2MoEMoEBlock found in model.layers. Check first_k_dense_replace and num_experts "
+    "in config.",
+}
+
+#: classes whose decoder layer builds the sparse MoE block by ``qwen3_moe.py``'s
+#: ``Qwen3MoeDecoderLayer`` rule (:func:`sparse_step_moe_layers`)
+_SPARSE_STEP_MOE = frozenset({"Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration"})
+
+
+def sparse_step_moe_layers(f: ConfigFields, n: int) -> tuple[int, ...]:
+    """The decoder layers of ``n`` that ``Qwen3MoeDecoderLayer`` builds with the sparse MoE block
+    (``Qwen3MoeSparseMoeBlock``): those not in ``mlp_only_layers`` whose ``layer_idx + 1`` is a
+    multiple of ``decoder_sparse_step``, when ``num_experts`` > 0 (transformers' ``Qwen3MoeConfig``
+    and ``Qwen3VLMoeTextConfig`` defaults: ``[]``, 1).
+
+    :raises InputError: ``mlp_only_layers`` not a list, ``decoder_sparse_step`` not a positive
+        integer, ``num_experts`` negative."""
+    dense = f.get("mlp_only_layers") or []
+    if not isinstance(dense, list):
+        raise InputError(f.source, f.where("mlp_only_layers"), "must be a list of layer indices")
+    step = f.integer("decoder_sparse_step", minimum=1) if f.given("decoder_sparse_step") else 1
+    experts = f.integer("num_experts", minimum=0)
+    return tuple(i for i in range(n) if i not in dense and experts > 0 and (i + 1) % step == 0)
+
+
 _FIRST_MOE_FIELD: dict[str, tuple[str, int]] = {
     "AfmoeForCausalLM": ("num_dense_layers", 1),
     "Param2MoEForCausalLM": ("first_k_dense_replace", 1),
     "HYV3ForCausalLM": ("first_k_dense_replace", 1),
     "Glm4MoeForCausalLM": ("first_k_dense_replace", 1),
+    "Glm4vMoeForConditionalGeneration": ("first_k_dense_replace", 1),
 }
 
 

@@ -113,8 +113,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         experts = ("num_experts", n_experts)
     kinds = (LayerKind.FULL,) * n
     extra = HunYuanExtra(head_dim_unset=not f.given("head_dim"))
+    # every HunYuanDecoderLayer of an MoE config builds the sparse block: HunYuanMoEV1Base's MoE
+    # parameters need one on each pipeline stage (an empty stage fails)
+    stage: dict[str, Any] = (
+        {"first_moe_layer": 0, "no_moe_layer": "No HunYuanMoE layer found in model.layers."} if experts else {}
+    )
     return geometry(
-        f, architecture, "hunyuan", kinds, heads=(heads, kv, head_dim), moe_experts=experts, family_extra=extra
+        f, architecture, "hunyuan", kinds, heads=(heads, kv, head_dim), moe_experts=experts, family_extra=extra, **stage
     )
 
 

@@ -101,6 +101,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mamba_prefix_caching=False,
         num_experts=f.integer("num_experts") if _is_moe(f) else 0,
         first_moe_layer=f.integer("num_dense_layers", minimum=0) if _is_moe(f) else None,
+        # Lfm2MoeForCausalLM's words (0.27.1-0.33.0) when a pipeline stage builds no sparse MoE block
+        no_moe_layer="No Lfm2MoeSparseMoeBlock layer found in the model.layers." if _is_moe(f) else None,
         layer_prefix="language_model.model.layers" if vl else "model.layers",
         vision_num_heads=_vision_heads(f) if vl else None,
     )

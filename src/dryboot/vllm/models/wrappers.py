@@ -614,6 +614,9 @@ BUILT_AS: dict[str, BuiltAs] = {
         "qwen3_omni_moe_text",
         {"sliding_window": None},
         refuse_keys={"sliding_window": "a sliding window (kept by Qwen3OmniMoeTextConfig) is not modelled"},
+        # the thinker's Qwen3MoeLLMForCausalLM skips Qwen3MoeForCausalLM.__init__ (no set_moe_parameters): a
+        # pipeline stage without an MoE block builds
+        model_fields={"first_moe_layer": None, "moe_layers": None, "no_moe_layer": None},
         tower_heads=(
             ("thinker_config.audio_config.encoder_attention_heads", 20),
             ("thinker_config.vision_config.num_heads", 16),
