@@ -59,6 +59,7 @@ OTHER_SETS = (
     "quant-recorded-ossbf16-",
     "quant-recorded-sinksfam-",
     "quant-recorded-trtllm-",
+    "quant-recorded-remotefam-",
 )
 
 
