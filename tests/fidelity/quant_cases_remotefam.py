@@ -1,5 +1,5 @@
-"""FlashInfer's KV counter in the remote-code families Param2 MoE, Bailing-V2 and TeleChat2 (issue 33),
-built by vLLM 0.33.0 on B200 (SM 10.0: FlashInfer leads the attention priorities) and on H100
+"""FlashInfer's KV counter in the remote-code families Param2 MoE, Bailing (v1), Bailing-V2 and TeleChat2
+(issue 33), built by vLLM 0.33.0 on B200 (SM 10.0: FlashInfer leads the attention priorities) and on H100
 (FlashAttention: no counter), each started with ``--trust-remote-code`` and its checkpoints' own
 ``configuration_*.py`` beside the tiny config (``data/architectures/<Architecture>.json``, linked, and
 ``data/remote-code/``, copied beside it by :func:`checkpoint_dir`). ``built_allocated_bytes`` counts
@@ -30,6 +30,7 @@ REMOTE_CODE = {
     "Param2MoEForCausalLM": "param2moe",
     "BailingMoeV2ForCausalLM": "bailing_moe_v2",
     "TeleChat2ForCausalLM": "telechat2",
+    "BailingMoeForCausalLM": "bailing_moe",
 }
 
 

@@ -60,6 +60,7 @@ OTHER_SETS = (
     "quant-recorded-sinksfam-",
     "quant-recorded-trtllm-",
     "quant-recorded-ctnvfp4a16-",
+    "quant-recorded-remotefam-",
 )
 
 

@@ -114,6 +114,7 @@ TINY_REMOTE_CODE = {
     "Param2MoEForCausalLM": "param2moe",
     "BailingMoeV2ForCausalLM": "bailing_moe_v2",
     "TeleChat2ForCausalLM": "telechat2",
+    "BailingMoeForCausalLM": "bailing_moe",
 }
 #: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)

@@ -79,6 +79,8 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
     "bailing-v2-softmax-bias": ("bailing_moe_v2/tiny/bailing-v2-softmax-bias.json", "bailing_moe_v2", [*SHORT, *TRUST]),
     # Bailing (V1)'s BailingMoeConfig has no expert bias: a sigmoid router fails BailingMoE's assertion
     "bailing-v1-sigmoid": ("bailing_moe/tiny/bailing-v1-sigmoid.json", "bailing_moe", [*SHORT, *TRUST]),
+    # ... and use_bias true by default: its shared experts' RowParallelLinear (reduce_results=False) refuses a bias
+    "bailing-v1-default-bias": ("bailing_moe/tiny/bailing-v1-default-bias.json", "bailing_moe", [*SHORT, *TRUST]),
     "bailing-v2-dense": ("bailing_moe_v2/tiny/bailing-v2-dense.json", "bailing_moe_v2", [*SHORT, *TRUST]),
 }
 

@@ -29,6 +29,7 @@ REFUSED: dict[str, tuple[str, str]] = {
     "bailing-v2-no-norm-topk": ("no attribute 'norm_topk_prob'", "no attribute 'norm_topk_prob'"),
     "bailing-v2-softmax-bias": ("AssertionError", "score_function and correction_bias should be in 2 combination"),
     "bailing-v1-sigmoid": ("AssertionError", "score_function and correction_bias should be in 2 combination"),
+    "bailing-v1-default-bias": ("When not reduce the results", "When not reduce the results, adding bias"),
 }
 
 

@@ -63,7 +63,7 @@ OWN_RECORDS: dict[tuple[str, str], str] = {
     **{
         (v, arch): "test_weights_remote_families.py"
         for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
-        for arch in ("Param2MoEForCausalLM", "BailingMoeV2ForCausalLM", "TeleChat2ForCausalLM")
+        for arch in ("Param2MoEForCausalLM", "BailingMoeV2ForCausalLM", "TeleChat2ForCausalLM", "BailingMoeForCausalLM")
     },
 }
 

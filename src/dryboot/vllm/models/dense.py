@@ -140,6 +140,12 @@ TELECHAT2_NO_TIE = (
 )
 
 
+#: bailing_moe.py's BailingMoE (0.27.1-0.33.0): its shared experts, a BailingMLP built with
+#: reduce_results=False, whose RowParallelLinear refuses a bias (use_bias) at any TP
+BAILING_SHARED_BIAS = (
+    "ValueError: When not reduce the results, adding bias to the results can lead to incorrect results "
+    "(vLLM's RowParallelLinear: BailingMoE's shared experts under use_bias)"
+)
 #: bailing_moe.py's BailingMoE (0.27.1-0.33.0): the router's score function and expert bias pairing it asserts
 BAILING_SCORE_ASSERT = (
     "AssertionError: score_function and correction_bias should be in 2 combination (softmax, None) or "
@@ -157,18 +163,26 @@ class BailingMoeClass:
         ``BailingMoE`` reads with getattr).
     :param norm_topk_prob: the class defines ``norm_topk_prob`` (else an absent key is an
         ``AttributeError`` in every MoE layer).
+    :param use_bias: ``use_bias``'s default (biased ``BailingMLP`` layers, the shared experts' too).
+    :param shared_experts: ``num_shared_experts``'s default.
     """
 
     name: str
     first_dense: int
     expert_bias: bool
     norm_topk_prob: bool
+    use_bias: bool = False
+    shared_experts: int = 0
 
 
 #: architecture -> its checkpoints' config class (remote code: tests/fidelity/data/remote-code)
 BAILING_MOE_CLASSES = {
-    "BailingMoeForCausalLM": BailingMoeClass("BailingMoeConfig", 0, expert_bias=False, norm_topk_prob=True),
-    "BailingMoeV2ForCausalLM": BailingMoeClass("BailingMoeV2Config", 1, expert_bias=True, norm_topk_prob=False),
+    "BailingMoeForCausalLM": BailingMoeClass(
+        "BailingMoeConfig", 0, expert_bias=False, norm_topk_prob=True, use_bias=True, shared_experts=0
+    ),
+    "BailingMoeV2ForCausalLM": BailingMoeClass(
+        "BailingMoeV2Config", 1, expert_bias=True, norm_topk_prob=False, use_bias=False, shared_experts=1
+    ),
 }
 
 
@@ -200,6 +214,9 @@ def _bailing_moe(f: ConfigFields, n: int, cls: BailingMoeClass) -> None:
     bias = bool(f.data.get("moe_router_enable_expert_bias", cls.expert_bias))
     if score is not None and (score, bias) not in (("softmax", False), ("sigmoid", True)):
         raise InputError(f.source, f.where("score_function"), BAILING_SCORE_ASSERT)
+    shared = f.data.get("num_shared_experts", cls.shared_experts)
+    if f.data.get("use_bias", cls.use_bias) and isinstance(shared, int) and shared > 0:
+        raise InputError(f.source, f.where("use_bias"), BAILING_SHARED_BIAS)
 
 
 def _telechat2_fields(f: ConfigFields) -> None:

@@ -429,7 +429,8 @@ class Layout:
     whose key / value rows are split evenly over TP, replicating no KV head (the Transformers
     backend of 0.30.0 where TP exceeds the KV heads, :func:`backend_layout`); ``qk_norm_bias``:
     ``head`` QK-norms that are LayerNorms with a bias (two more ``[head_dim]``: Bailing-MoE's without
-    ``use_rmsnorm``).
+    ``use_rmsnorm``); ``shared_bias``: the shared MLP's biases (the config key that turns them on, or
+    ``True`` / ``False``: Bailing-MoE's ``BailingMLP`` under ``use_bias``).
     """
 
     qkv: str = "fused"
@@ -471,6 +472,7 @@ class Layout:
     attention_replicated: bool = False
     backend_attention_whole: bool = False
     kv_rows_split: bool = False
+    shared_bias: str | bool = False
 
 
 def no_sinks(config: Mapping[str, Any], li: int) -> bool:
@@ -726,7 +728,7 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
         w.own("router", 4 * e, buffer=lay.score_bias_buffer)
     shared = lay.shared(config) if lay.shared is not None else 0
     if shared:
-        _dense_mlp(w, "gated", False, h, shared, par.tp, ab)
+        _dense_mlp(w, "gated", _flag(config, lay.shared_bias), h, shared, par.tp, ab)
     e_r, i_r = W.experts_per_rank(e, inter, par.tp, par, "the experts' intermediate size")
     for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
         w.own(kind, nbytes)
