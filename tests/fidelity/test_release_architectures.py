@@ -381,10 +381,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "both refuse, in another order: vLLM refuses --max-model-len 131072 (ModelConfig) before the "
         "extract_hidden_states draft config; dryboot refuses that draft config first (the family's engine-args hook)"
     ),
-    ("0.31.0", "MiniCPMV4_7ForConditionalGeneration#9"): (
-        "both refuse: vLLM reads the config first (transformers 5.17 has no minicpmv4_7), dryboot checks "
-        "--async-scheduling with n-gram speculation first"
-    ),
 }
 
 

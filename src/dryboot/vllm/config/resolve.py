@@ -1213,6 +1213,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "--mamba-cache-mode" if effective_mamba_cache_mode(model, args, rules) == "all" else "--speculative-config"
         )
         raise InputError(flag, None, f"{v1_refusal} (vLLM {rules.version}'s V1 model runner)")
+    _verify_target_builds(model, args)
     if drafter is not None and args.pipeline_parallel_size > 1 and rules.pp_draft_models:
         # the V2 runner's drafter loader on the last stage (maybe_share_target_embed), while the model is built
         embed_refusal = _drafter_embedding_refusal(model, args, drafter, rules)
@@ -1434,8 +1435,9 @@ def _check_modelopt_algo(model: ModelGeometry, rules: VersionRules) -> None:
 
 
 def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
-    """The target model builds on this parallel layout (:mod:`dryboot.vllm.distributed`, its
-    family's ``verify``), and keeps a KV cache at all. Runs after ModelConfig's max_model_len check
+    """The target model's config checks on this parallel layout (:mod:`dryboot.vllm.distributed`; its
+    family's ``verify``, made while the model is built, is :func:`_verify_target_builds`), and it keeps a
+    KV cache at all. Runs after ModelConfig's max_model_len check
     (:func:`derive_max_model_len`), which vLLM makes before any of these.
 
     :raises InputError: naming the flag or config field and vLLM's reason.
@@ -1467,7 +1469,16 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     built = family.built_towers(model, args)
     check_tensor_parallel(built, args.tensor_parallel_size)
     check_dcp_kv_heads(built, args)
-    family.verify(built, args.tensor_parallel_size)
+
+
+def _verify_target_builds(model: ModelGeometry, args: EngineArgs) -> None:
+    """The target's family checks that vLLM's model class makes while it is built (``load_model``: its
+    MoE block against the tensor-parallel size, its mixers' groups, ...), after every config check of
+    ``create_engine_config`` (VllmConfig's async-scheduling and model-runner refusals included).
+
+    :raises InputError: naming the flag or config field and vLLM's reason."""
+    family = family_for(model.architecture, model.source)
+    family.verify(family.built_towers(model, args), args.tensor_parallel_size)
 
 
 def _resolve_drafter(
