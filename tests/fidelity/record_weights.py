@@ -64,7 +64,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import oracle_stand_ins
-import remote_code_cases
+import remote_code_table
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
@@ -112,8 +112,8 @@ LANGUAGE_MODEL_EVERYWHERE = ("kimi_k3",)
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
 ARCH_FLAGS = {
     "Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"],
-    # a config class only the checkpoint ships (remote_code_cases.REMOTE_CODE_DIRS: its files copied beside)
-    **{arch: ["--trust-remote-code"] for arch in remote_code_cases.REMOTE_CODE_DIRS},
+    # a config class only the checkpoint ships (remote_code_table.WEIGHTS_TRUSTED: its files copied beside)
+    **{arch: ["--trust-remote-code"] for arch in remote_code_table.WEIGHTS_TRUSTED},
     # InternLM2Config is the checkpoint's own (data/remote-code/internlm2/, put beside the config)
     "InternLM2ForCausalLM": ["--trust-remote-code"],
 }
@@ -201,8 +201,8 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
             (d / "config.json").write_text(json.dumps({**json.loads(cfg.read_text()), **extra}))
         if (ARCHS / "files" / cfg.stem).is_dir():
             shutil.copytree(ARCHS / "files" / cfg.stem, d, dirs_exist_ok=True)
-        if cfg.stem in remote_code_cases.REMOTE_CODE_DIRS:
-            for code in (remote_code_cases.DATA / remote_code_cases.REMOTE_CODE_DIRS[cfg.stem]).glob("*.py"):
+        if cfg.stem in remote_code_table.WEIGHTS_TRUSTED and (code_dir := remote_code_table.directory(cfg.stem)):
+            for code in code_dir.glob("*.py"):
                 shutil.copy(code, d / code.name)
         dirs.append(d)
     return dirs
