@@ -267,3 +267,23 @@ def test_release_033_architectures_are_refused_by_name(tmp_path: Path, architect
         assert f"{architecture} is a speculative-decoding draft model" in r.stderr, r.stderr
     else:
         assert f"{architecture} is not modelled by dryboot" in r.stderr and words in r.stderr
+
+
+def test_the_pooling_table_is_the_boot_environments_registries() -> None:
+    """``data/vllm-pooling-architectures.json`` is what ``scripts/vllm_architectures.py --pooling`` reads
+    from every release's ``registry.py`` (each boot environment's vLLM, where all are installed)."""
+    from dryboot.vllm.models.registry import REGISTRY_RELEASES, _pooling_registry
+
+    envs = Path.home() / ".cache" / "dryboot" / "boot-env"
+    dirs = [envs / r / "lib" / "python3.11" / "site-packages" / "vllm" for r in REGISTRY_RELEASES]
+    if not all((d / "model_executor" / "models" / "registry.py").is_file() for d in dirs):
+        pytest.skip("needs every release's boot environment")
+    words = [f"{r}={d}" for r, d in zip(REGISTRY_RELEASES, dirs, strict=True)]
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "vllm_architectures.py"), "--pooling", *words],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert json.loads(out) == _pooling_registry()

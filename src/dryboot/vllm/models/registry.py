@@ -660,7 +660,7 @@ def unregistered_reason(architecture: str) -> str:
     ``_ModelRegistry`` lists it in a pooling table only), a model of a registry dryboot does not model,
     or an architecture no registry dryboot ships lists (vLLM's ``ModelConfig`` refuses it unless
     Transformers' backend builds it)."""
-    from dryboot.vllm.models.refusals import POOLING
+    from dryboot.vllm.models.refusals import POOLING  # at call: only a refusal's message needs it, as refusal_reason
 
     pooled = _pooling_registry().get(architecture)
     if pooled is not None:
