@@ -50,7 +50,7 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
         ("FireRedLIDForConditionalGeneration", "encoder-decoder"),
         ("IQuestLoopCoderForCausalLM", "looped layers"),
         ("BloomForCausalLM", "meta device"),
-        ("NoSuchModelForCausalLM", "not in vLLM 0.28.0's model registry"),
+        ("NoSuchModelForCausalLM", "not in the model registry of any vLLM release dryboot ships (0.27.1 to 0.33.0)"),
     ],
 )
 def test_refused_architecture_exits_2_naming_it_and_why(tmp_path: Path, architecture: str, words: str) -> None:
@@ -60,6 +60,28 @@ def test_refused_architecture_exits_2_naming_it_and_why(tmp_path: Path, architec
     assert len(lines) == 1, r.stderr
     assert f"architectures: {architecture} is not modelled by dryboot" in lines[0]
     assert words in lines[0]
+
+
+@pytest.mark.parametrize("release", ["0.28.0", "0.33.0"])
+def test_a_pooling_model_is_refused_as_one_of_every_registry(tmp_path: Path, release: str) -> None:
+    """OpenAI's privacy filter (``OpenAIPrivacyFilterForTokenClassification``) is in every release's
+    ``_TOKEN_CLASSIFICATION_MODELS`` (vLLM 0.27.1 to 0.33.0, ``openai_privacy_filter.py``: gpt-oss as a
+    bidirectional encoder, ``EncoderOnlyAttention``): a pooling model, no generation KV cache. It was refused
+    as "not in vLLM 0.28.0's model registry", whatever ``--vllm-version`` said."""
+    cfg = _config(tmp_path, "OpenAIPrivacyFilterForTokenClassification", model_type="openai_privacy_filter")
+    r = dryboot("plan", "--model", cfg, "--kv-cache-memory-bytes", "1G", "--vllm-version", release)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "token-classification model of vLLM 0.27.1 to 0.33.0's model registry (openai_privacy_filter.py)" in r.stderr
+    assert "no generation KV cache to plan" in r.stderr and "0.28.0's model registry" not in r.stderr
+
+
+def test_a_later_registry_model_names_its_releases() -> None:
+    """An architecture only later registries list, without a refusal of its own, names those releases."""
+    from dryboot.vllm.models.registry import REGISTRY_RELEASES, _release_registry, unregistered_reason
+
+    earlier = REGISTRY_RELEASES[:-1]
+    later = next(a for a in _release_registry("0.33.0") if not any(a in _release_registry(v) for v in earlier))
+    assert unregistered_reason(later) == "in vLLM 0.33.0's model registry, its model class not modelled"
 
 
 def test_every_row_is_verified_or_refused_with_a_reason() -> None:
@@ -245,3 +267,23 @@ def test_release_033_architectures_are_refused_by_name(tmp_path: Path, architect
         assert f"{architecture} is a speculative-decoding draft model" in r.stderr, r.stderr
     else:
         assert f"{architecture} is not modelled by dryboot" in r.stderr and words in r.stderr
+
+
+def test_the_pooling_table_is_the_boot_environments_registries() -> None:
+    """``data/vllm-pooling-architectures.json`` is what ``scripts/vllm_architectures.py --pooling`` reads
+    from every release's ``registry.py`` (each boot environment's vLLM, where all are installed)."""
+    from dryboot.vllm.models.registry import REGISTRY_RELEASES, _pooling_registry
+
+    envs = Path.home() / ".cache" / "dryboot" / "boot-env"
+    dirs = [envs / r / "lib" / "python3.11" / "site-packages" / "vllm" for r in REGISTRY_RELEASES]
+    if not all((d / "model_executor" / "models" / "registry.py").is_file() for d in dirs):
+        pytest.skip("needs every release's boot environment")
+    words = [f"{r}={d}" for r, d in zip(REGISTRY_RELEASES, dirs, strict=True)]
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "vllm_architectures.py"), "--pooling", *words],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert json.loads(out) == _pooling_registry()

@@ -17,6 +17,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
+import remote_code_table as R
 import test_architectures as T
 
 DATA = Path(__file__).resolve().parent / "data" / "pipeline"
@@ -34,7 +35,7 @@ def argv_for(architecture: str, single: bool = False) -> list[str]:
     """The case's flags; a remote-code config's add ``--trust-remote-code``, a drafter's its
     ``--speculative-config`` (one token)."""
     base = SINGLE_ARGV if single else ARGV
-    if architecture in T.REMOTE_CODE:
+    if architecture in R.DIRS:
         # the checkpoint's own config class (its Python file beside the config): read only under the flag
         base = [*base, T.TRUST]
     if architecture not in T.DRAFTERS:

@@ -64,7 +64,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import oracle_stand_ins
-import remote_code_cases
+import remote_code_table
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
@@ -120,8 +120,8 @@ TINY_REMOTE_CODE = {
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
 ARCH_FLAGS = {
     "Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"],
-    # a config class only the checkpoint ships (remote_code_cases.REMOTE_CODE_DIRS: its files copied beside)
-    **{arch: ["--trust-remote-code"] for arch in remote_code_cases.REMOTE_CODE_DIRS},
+    # a config class only the checkpoint ships (remote_code_table.WEIGHTS_TRUSTED: its files copied beside)
+    **{arch: ["--trust-remote-code"] for arch in remote_code_table.WEIGHTS_TRUSTED},
     # InternLM2Config is the checkpoint's own (data/remote-code/internlm2/, put beside the config)
     "InternLM2ForCausalLM": ["--trust-remote-code"],
     **{arch: ["--trust-remote-code"] for arch in TINY_REMOTE_CODE},
@@ -212,9 +212,12 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
             (d / "config.json").write_text(json.dumps({**json.loads(cfg.read_text()), **extra}))
         if (ARCHS / "files" / cfg.stem).is_dir():
             shutil.copytree(ARCHS / "files" / cfg.stem, d, dirs_exist_ok=True)
-        code_dir = remote_code_cases.REMOTE_CODE_DIRS.get(cfg.stem) or TINY_REMOTE_CODE.get(cfg.stem)
+        trusted = cfg.stem in remote_code_table.WEIGHTS_TRUSTED
+        code_dir = remote_code_table.directory(cfg.stem) if trusted else None
+        if cfg.stem in TINY_REMOTE_CODE:
+            code_dir = remote_code_table.DATA / TINY_REMOTE_CODE[cfg.stem]
         if code_dir is not None:
-            for code in (remote_code_cases.DATA / code_dir).glob("*.py"):
+            for code in code_dir.glob("*.py"):
                 shutil.copy(code, d / code.name)
         dirs.append(d)
     return dirs

@@ -5,7 +5,7 @@ published config (``published/``) or a tiny one in the published layout (``tiny/
 
 ``record_remote_code_mm.py`` records what each release's engine start does with every case
 (``data/remote-code/vllm-<release>.json``); ``test_remote_code_mm.py`` checks dryboot against that
-record. The per-architecture cases of the same wrappers (``test_architectures.REMOTE_CODE_DIRS``)
+record. The per-architecture cases of the same wrappers (``remote_code_table.DIRS``)
 are recorded with the other architectures. A remote-code text model's case that its tiny per-architecture config
 cannot hold (``telechat2-nokv``, ``bailing-v2-*``: refusals and an all-dense Bailing-V2) is recorded here too.
 """
@@ -20,11 +20,6 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "remote-code"
 #: the releases recorded (every boot environment)
 VERSIONS = ("0.28.0", "0.33.0")
-
-#: planned architecture -> its config code directory under ``data/remote-code/`` (a config class only
-#: the checkpoint ships, ``auto_map``): its per-architecture and weights cases are started with
-#: ``--trust-remote-code`` and these files beside the tiny config
-REMOTE_CODE_DIRS = {"InternVLChatModel": "internvl_chat"}
 
 TRUST = ["--trust-remote-code"]
 BASE = ["--kv-cache-memory-bytes", "4G"]

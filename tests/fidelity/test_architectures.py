@@ -29,7 +29,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
-import remote_code_cases
+import remote_code_table as R
 
 pytestmark = pytest.mark.fidelity
 
@@ -57,21 +57,7 @@ def defaults_configs() -> dict[str, Path]:
 
 
 FILES = DATA / "files"
-#: architecture -> the directory of its checkpoints' own config Python files (``data/remote-code/``, each
-#: with its ``SOURCE``), put beside its tiny config; vLLM reads such a config only under --trust-remote-code
-REMOTE_CODE: dict[str, Path] = {
-    "DotsOCRForCausalLM": H.REMOTE_CODE / "dots.ocr",
-    "InternLM2ForCausalLM": H.REMOTE_CODE / "internlm2",
-    "MiniCPMForCausalLM": H.REMOTE_CODE / "minicpm",
-    "MiMoForCausalLM": H.REMOTE_CODE / "mimo",
-    "BailingMoeForCausalLM": H.REMOTE_CODE / "bailing_moe",
-    "Param2MoEForCausalLM": H.REMOTE_CODE / "param2moe",
-    "BailingMoeV2ForCausalLM": H.REMOTE_CODE / "bailing_moe_v2",
-    "TeleChat2ForCausalLM": H.REMOTE_CODE / "telechat2",
-    # remote_code_cases.REMOTE_CODE_DIRS: the InternVL chat class (its own recorded cases there)
-    **{arch: H.REMOTE_CODE / d for arch, d in remote_code_cases.REMOTE_CODE_DIRS.items()},
-}
-#: of :data:`REMOTE_CODE`, the architectures whose first flag set records vLLM's refusal without
+#: of ``remote_code_table.DIRS``, the architectures whose first flag set records vLLM's refusal without
 #: --trust-remote-code (every later set and the config-defaults cases give it); the others give it in
 #: every set (their refusal without it is recorded in ``wrapper_cases.py``)
 UNTRUSTED_FIRST = frozenset(
@@ -91,11 +77,11 @@ TRUST = "--trust-remote-code"
 def materialize(architecture: str, path: Path) -> str:
     """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
     architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``, a tiny
-    ``tokenizer.json`` where its processor loads one at engine start; :data:`REMOTE_CODE`'s config
-    Python files)."""
+    ``tokenizer.json`` where its processor loads one at engine start; its config Python files of
+    ``remote_code_table.DIRS``)."""
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
-    model = H.with_files(H.materialize_file(work, path), REMOTE_CODE.get(architecture))
+    model = H.with_files(H.materialize_file(work, path), R.directory(architecture))
     extra = FILES / architecture
     if extra.is_dir():
         for f in sorted(extra.iterdir()):
@@ -155,11 +141,11 @@ DRAFTER = "{drafter}"
 
 def remote_code(architecture: str, cfg: dict[str, Any]) -> bool:
     """Whether ``architecture``'s tiny config is read with the checkpoint's own config class: its
-    ``auto_map`` names an AutoConfig whose module :data:`REMOTE_CODE` ships (the published Python
+    ``auto_map`` names an AutoConfig whose module ``remote_code_table.DIRS`` ships (the published Python
     file). vLLM reads such a config only with --trust-remote-code, which each of its flag
     sets then ends with (without it: refused, ``wrapper_cases.py``)."""
     auto = (cfg.get("auto_map") or {}).get("AutoConfig")
-    where = REMOTE_CODE.get(architecture)
+    where = R.directory(architecture)
     return isinstance(auto, str) and where is not None and (where / f"{auto.split('.')[0]}.py").is_file()
 
 
@@ -191,9 +177,7 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
         rng = random.Random(f"dryboot-arch:{architecture}:{i}")
         argv = H._flags(rng, f"arch:{architecture}", cfg, work, shipped=False)
         i += 1
-        if architecture not in UNTRUSTED_FIRST and (
-            architecture in remote_code_cases.REMOTE_CODE_DIRS or remote_code(architecture, cfg)
-        ):
+        if architecture not in UNTRUSTED_FIRST and remote_code(architecture, cfg):
             argv.append(TRUST)
         if architecture in DRAFTERS:
             if "--speculative-config" in argv:

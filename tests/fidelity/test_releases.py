@@ -629,6 +629,16 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     ),
     # without num_key_value_heads: AfmoeConfig / Cohere2MoeConfig default it to the attention heads (every release)
     "afmoe-nokv": (REL / "afmoe-nokv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"]),
+    # Gemma-4 (the tiny Gemma4ForCausalLM) with one field left out (the field-omission audit, audit_omissions.py,
+    # on google/gemma-4-26B-A4B): Gemma4TextConfig's own defaults (4 KV heads, head_dim 256, 131,072 positions),
+    # and a MoE block without moe_intermediate_size, which vLLM's Gemma4MoE cannot build
+    "g4-nokv": (REL / "g4-nokv", ["--kv-cache-memory-bytes", "2000000000"]),
+    "g4-nohd": (REL / "g4-nohd", ["--kv-cache-memory-bytes", "2000000000"]),
+    "g4-nompe": (REL / "g4-nompe", ["--kv-cache-memory-bytes", "2000000000"]),
+    "g4-nomoeisz": (REL / "g4-nomoeisz", ["--kv-cache-memory-bytes", "2000000000"]),
+    # Laguna without layer_types (the same audit, on poolside/Laguna-XS.2-FP8): every layer full attention, its
+    # sliding_window unused (transformers' LagunaConfig writes the layer types)
+    "laguna-notypes": (REL / "laguna-notypes", ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192"]),
     "cohere2moe-nokv": (
         REL / "cohere2moe-nokv",
         ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "1000000000"],
@@ -1345,6 +1355,44 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
     ),
     ("0.33.0", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    # g4-*: Gemma4TextConfig's defaults (4 KV heads, head_dim 256, 131,072 positions); without an expert width
+    # Gemma4MoE fails to build (0.27.1-0.28.0: None reaches FusedMoE; 0.29.0+ refuses it by name)
+    ("0.27.1", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.27.1", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.27.1", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.27.1", "g4-nomoeisz"): _refused_with("unsupported operand type(s) for %: 'NoneType' and 'int'"),
+    ("0.28.0", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.28.0", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.28.0", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.28.0", "g4-nomoeisz"): _refused_with("unsupported operand type(s) for %: 'NoneType' and 'int'"),
+    ("0.29.0", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.29.0", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.29.0", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.29.0", "g4-nomoeisz"): _refused_with("Gemma4 MoE requires an expert intermediate size"),
+    ("0.30.0", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.30.0", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.30.0", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.30.0", "g4-nomoeisz"): _refused_with("Gemma4 MoE requires an expert intermediate size"),
+    ("0.31.0", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.31.0", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.31.0", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.31.0", "g4-nomoeisz"): _refused_with("Gemma4 MoE requires an expert intermediate size"),
+    ("0.32.0", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.32.0", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.32.0", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.32.0", "g4-nomoeisz"): _refused_with("Gemma4 MoE requires an expert intermediate size"),
+    ("0.33.0", "g4-nokv"): _ok(16, 30517, 366478, 262144),
+    ("0.33.0", "g4-nohd"): _ok(16, 15258, 293304, 262144),
+    ("0.33.0", "g4-nompe"): _ok(16, 15258, 209610, 131072),
+    ("0.33.0", "g4-nomoeisz"): _refused_with("Gemma4 MoE requires an expert intermediate size"),
+    # laguna-notypes: no layer_types, every layer full attention (its sliding_window unused)
+    ("0.27.1", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
+    ("0.28.0", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
+    ("0.29.0", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
+    ("0.30.0", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
+    ("0.31.0", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
+    ("0.32.0", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
+    ("0.33.0", "laguna-notypes"): _ok(16, 30517, 488272, 8192),
     # gptoss-f16-bf16kv: 0.33 checks a float KV cache dtype against --dtype before the quantization dtypes
     ("0.27.1", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),
     ("0.28.0", "gptoss-f16-bf16kv"): _refused_with("torch.float16 is not supported for quantization method"),

@@ -7,7 +7,7 @@ published config runs, in a directory with its family's config code, under :data
 first without ``--trust-remote-code``: vLLM refuses the config offline; the rest with it: vLLM runs
 the checkpoint's config class). ``record_remote_code.py PYTHON`` records one release into
 ``data/remote-code/recorded-<release>.json``; nothing there comes from dryboot. Needs no vLLM.
-The tiny configs of these architectures are ``test_architectures.py``'s (``REMOTE_CODE``).
+The tiny configs of these architectures are ``test_architectures.py``'s (``remote_code_table.DIRS``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
+import remote_code_table as R
 import test_architectures as T
 
 pytestmark = pytest.mark.fidelity
@@ -75,7 +76,7 @@ def _recorded(version: str) -> dict[str, Any]:
 def test_every_family_names_its_sources() -> None:
     """Each ``remote-code/`` directory's ``SOURCE`` names every file it holds (not its sub-directories)."""
     dirs = [d for d in sorted(DATA.iterdir()) if d.is_dir()]
-    assert {d.name for d in dirs} >= {p.name for p in T.REMOTE_CODE.values()}
+    assert {d.name for d in dirs} >= set(R.DIRS.values())
     for d in dirs:
         source = (d / "SOURCE").read_text()
         for f in d.iterdir():

@@ -35,7 +35,7 @@ Cosmos3ForConditionalGeneration Cosmos3EdgeForConditionalGeneration Exaone4_5_Fo
 GlmOcrForConditionalGeneration MiniCPMV4_6ForConditionalGeneration MiniCPMV4_7ForConditionalGeneration
 QianfanOCRForConditionalGeneration`` (0.33.0: and Qwen4ExpForConditionalGeneration at TP 2);
 ``recorded-<release>-mmtp-internvl.json``: the same flags over ``InternVLChatModel`` (its config files
-beside it, ``--trust-remote-code``: ``remote_code_cases.REMOTE_CODE_DIRS``).
+beside it, ``--trust-remote-code``: ``remote_code_table.WEIGHTS_TRUSTED``).
 ``recorded-<release>-mmtp-kimi-k3.json``: the same flags over ``KimiK3ForConditionalGeneration`` with
 ``RECORD_WEIGHTS_GPU_CAST=1`` (its tower cast as on a GPU: ``test_weights_kimi_k3.py``), the
 cases of classes a release does not register (or serves

@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import remote_code_table as R
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "wrappers"
 CONFIGS = DATA / "configs"
@@ -54,7 +56,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
 
 #: the wrappers planned through their text model on a config class of the checkpoint's own (issue 37):
 #: case id -> (config name, flags); recorded served with --trust-remote-code (the checkpoint's Python
-#: files beside config.json, :data:`REMOTE_CODE`) and refused without it
+#: files beside config.json, :func:`files`) and refused without it
 TRUST = ["--trust-remote-code"]
 REMOTE_CASES: dict[str, tuple[str, list[str]]] = {
     # dots.ocr: a tiny config and one of the published sizes (rednote-hilab/dots.ocr's config.json
@@ -68,16 +70,12 @@ REMOTE_CASES: dict[str, tuple[str, list[str]]] = {
     "dots-ocr-sizes-remote": ("dots-ocr-sizes", [*BASE, *TRUST, "--tensor-parallel-size", "2"]),
 }
 CASES.update(REMOTE_CASES)
-#: config name -> the directory of its checkpoint's config Python files (``data/remote-code/``)
-REMOTE_CODE = {
-    "dots-ocr-tiny": HERE / "data" / "remote-code" / "dots.ocr",
-    "dots-ocr-sizes": HERE / "data" / "remote-code" / "dots.ocr",
-}
 
 
 def files(name: str) -> Path | None:
-    """The checkpoint's own config Python files that go beside config ``name`` (or ``None``)."""
-    return REMOTE_CODE.get(name)
+    """The checkpoint's own config Python files that go beside config ``name`` (``None``: none): its
+    architecture's directory in ``remote_code_table.DIRS`` (dots.ocr's for the ``dots-ocr-*`` configs)."""
+    return R.directory((config(name).get("architectures") or [None])[0])
 
 
 #: Cohere-Transcribe's decoder positions (transf_decoder.config_dict.max_sequence_length, 1024 in

@@ -64,6 +64,14 @@ def _every(period: int) -> Callable[[ConfigFields, int], list[str]]:
     return types
 
 
+def _laguna_types(f: ConfigFields, n: int) -> list[str]:
+    """Laguna's ``layer_types`` when absent: every layer full attention (transformers' ``LagunaConfig``
+    writes ``["full_attention"] * num_hidden_layers``), whatever ``sliding_window`` says: vLLM 0.28.0's and
+    0.33.0's engine start build 40 full-attention layers for poolside/Laguna-XS.2-FP8 without it
+    (``laguna-notypes`` in ``tests/fidelity/test_releases.py``)."""
+    return [FULL] * n
+
+
 def _cohere2_types(f: ConfigFields, n: int) -> list[str]:
     """``Cohere2Config``: every ``sliding_window_pattern``-th layer (default 4) is full."""
     period = f.integer("sliding_window_pattern", default=4)
@@ -702,6 +710,7 @@ DECODERS: dict[str, Decoder] = {
             "num_experts": 256,
         },
         per_layer_window=True,
+        generated_types=_laguna_types,
     ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),

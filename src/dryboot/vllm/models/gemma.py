@@ -27,9 +27,20 @@ from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geomet
 from dryboot.vllm.versions import VersionRules
 
 _GEMMA_BASE = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096}
+#: Gemma4TextConfig's own defaults (transformers 5.10-5.24, every release's): its heads, head size and
+#: positions too, not the generic ones (KV heads = heads, head size = hidden / heads, 2048 positions)
+_GEMMA4 = {
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131072,
+    "sliding_window": 512,
+    "global_head_dim": 512,
+    "attention_k_eq_v": False,
+}
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "gemma4_text": {"sliding_window": 512, "global_head_dim": 512, "attention_k_eq_v": False},
-    "gemma4": {"sliding_window": 512, "global_head_dim": 512, "attention_k_eq_v": False},
+    "gemma4_text": _GEMMA4,
+    "gemma4": _GEMMA4,
     "gemma2": {**_GEMMA_BASE, "max_position_embeddings": 8192, "attn_logit_softcapping": 50.0},
     "gemma3_text": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
     "gemma3": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
@@ -87,6 +98,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     sharing: tuple[tuple[int, int], ...] = ()
     extra: dict[str, Any] = {}
     if gemma4:
+        _require_expert_width(f)
         shared = f.integer("num_kv_shared_layers", default=0, minimum=0) if f.has("num_kv_shared_layers") else 0
         kinds, sharing, extra["unbuildable"] = _share_kv(f, kinds, types, shared)
         kv = heads[1]
@@ -120,6 +132,27 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         logits_soft_cap=bool(softcap),
         kv_sharing=sharing,
         **extra,
+    )
+
+
+def _require_expert_width(f: ConfigFields) -> None:
+    """A Gemma-4 MoE block (``enable_moe_block`` or ``use_second_mlp_block``, with ``num_experts``: every
+    release builds it) needs its experts' width: ``moe_intermediate_size`` (``Gemma4TextConfig``'s
+    default is None) or ``expert_intermediate_size``. Without either, ``Gemma4DecoderLayer`` fails:
+    0.27.1-0.28.0 hand None to ``FusedMoE`` (its TP split: a ``TypeError``), 0.29.0-0.33.0 refuse it by name.
+
+    :raises InputError: a MoE block without an expert width (vLLM's words of both)."""
+    moe = f.boolean("enable_moe_block") or f.boolean("use_second_mlp_block")
+    if not moe or f.get("num_experts") is None:
+        return
+    if f.get("moe_intermediate_size") is not None or f.get("expert_intermediate_size") is not None:
+        return
+    raise InputError(
+        f.source,
+        f.where("moe_intermediate_size"),
+        "missing with a MoE block (enable_moe_block, num_experts): Gemma4MoE's experts have no width "
+        "(vLLM 0.29.0+: Gemma4 MoE requires an expert intermediate size; 0.27.1-0.28.0 fail building them: "
+        "TypeError: unsupported operand type(s) for %: 'NoneType' and 'int')",
     )
 
 

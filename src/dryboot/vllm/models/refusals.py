@@ -539,8 +539,3 @@ REASONS: dict[str, str] = {
         "config.json only: not modelled"
     ),
 }
-
-
-def reason(architecture: str) -> str:
-    """Why ``architecture`` is refused (an architecture outside vLLM 0.28.0's registry: unknown)."""
-    return REASONS.get(architecture, "not in vLLM 0.28.0's model registry")

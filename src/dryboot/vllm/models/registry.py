@@ -630,10 +630,48 @@ NOT_MODELLED: dict[str, str] = {
 
 def refusal_reason(architecture: str) -> str:
     """Why dryboot refuses ``architecture``: the specific reason where one is known, else its
-    category (:mod:`dryboot.vllm.models.refusals`)."""
-    from dryboot.vllm.models.refusals import reason  # at call: only a refusal's message needs it (~1.3 ms)
+    category (:mod:`dryboot.vllm.models.refusals`), else :func:`unregistered_reason`."""
+    from dryboot.vllm.models.refusals import REASONS  # at call: only a refusal's message needs it (~1.3 ms)
 
-    return NOT_MODELLED.get(architecture) or reason(architecture)
+    return NOT_MODELLED.get(architecture) or REASONS.get(architecture) or unregistered_reason(architecture)
+
+
+@lru_cache(maxsize=1)
+def _pooling_registry() -> dict[str, dict[str, Any]]:
+    """The architectures only vLLM's pooling tables list (``_EMBEDDING_MODELS``,
+    ``_TOKEN_CLASSIFICATION_MODELS``...), architecture -> ``kind``, ``file`` and the ``releases`` listing
+    it (``data/vllm-pooling-architectures.json``, ``scripts/vllm_architectures.py --pooling``)."""
+    data: dict[str, dict[str, Any]] = json.loads((DATA / "vllm-pooling-architectures.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _releases_span(releases: Sequence[str]) -> str:
+    """``releases`` (of :data:`REGISTRY_RELEASES`, in order) as words: ``0.27.1 to 0.33.0`` when they
+    run unbroken, else listed."""
+    at = [REGISTRY_RELEASES.index(r) for r in releases]
+    if len(at) > 1 and at == list(range(at[0], at[-1] + 1)):
+        return f"{releases[0]} to {releases[-1]}"
+    return ", ".join(releases)
+
+
+def unregistered_reason(architecture: str) -> str:
+    """Why ``architecture``, which no family plans and no refusal names, is refused, whatever the
+    release: a pooling model of vLLM's registry (a pooling runner, no generation KV cache: vLLM's
+    ``_ModelRegistry`` lists it in a pooling table only), a model of a registry dryboot does not model,
+    or an architecture no registry dryboot ships lists (vLLM's ``ModelConfig`` refuses it unless
+    Transformers' backend builds it)."""
+    from dryboot.vllm.models.refusals import POOLING  # at call: only a refusal's message needs it, as refusal_reason
+
+    pooled = _pooling_registry().get(architecture)
+    if pooled is not None:
+        return (
+            f"a {pooled['kind']} model of vLLM {_releases_span(pooled['releases'])}'s model registry "
+            f"({pooled['file']}): {POOLING}"
+        )
+    listed = [v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)]
+    if listed:
+        return f"in vLLM {_releases_span(listed)}'s model registry, its model class not modelled"
+    return f"not in the model registry of any vLLM release dryboot ships ({_releases_span(REGISTRY_RELEASES)})"
 
 
 def family_for(architecture: str, source: str) -> Family:
