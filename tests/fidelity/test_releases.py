@@ -602,6 +602,20 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         REL / "falconh1-g2",
         ["--max-model-len", "2048", "--kv-cache-memory-bytes", "1021572415", "-tp", "4"],
     ),
+    # the hidden-state proposer refuses before Nemotron-H's mixers check their groups (audit seed 270332 case 124)
+    "nemh-g2-tp4-ehs4": (
+        REL / "nemh-g2",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1224239000", "-tp", "4", "--speculative-config"),
+            json.dumps(
+                {
+                    "method": "extract_hidden_states",
+                    "num_speculative_tokens": 4,
+                    "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [1, 2, 3, 7]}},
+                }
+            ),
+        ],
+    ),
     "falconh1-g2-tp4-ehs8": (
         REL / "falconh1-g2",
         [
@@ -1324,6 +1338,14 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.27.1", "falconh1-g2-tp4"): _refused_with(
         "If tensor parallel world size does not divide num_groups, then num_groups must equal 1."
     ),
+    # vLLM's proposer: a bare assert to 0.28, its ValueError from 0.29 (harness SAME_REFUSAL pairs both)
+    ("0.27.1", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.28.0", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.29.0", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.30.0", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.31.0", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.32.0", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
+    ("0.33.0", "nemh-g2-tp4-ehs4"): _refused_with("extract_hidden_states proposes exactly 1 token"),
     ("0.27.1", "falconh1-g2-tp4-ehs8"): _refused_with("extract_hidden_states proposes exactly 1 token"),
     ("0.28.0", "falconh1-g2-tp4-nvfp4"): _refused_with("No valid attention backend found"),
     ("0.28.0", "falconh1-g2-tp4"): _refused_with(

@@ -1213,12 +1213,6 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "--mamba-cache-mode" if effective_mamba_cache_mode(model, args, rules) == "all" else "--speculative-config"
         )
         raise InputError(flag, None, f"{v1_refusal} (vLLM {rules.version}'s V1 model runner)")
-    _verify_target_builds(model, args)
-    if drafter is not None and args.pipeline_parallel_size > 1 and rules.pp_draft_models:
-        # the V2 runner's drafter loader on the last stage (maybe_share_target_embed), while the model is built
-        embed_refusal = _drafter_embedding_refusal(model, args, drafter, rules)
-        if embed_refusal is not None:
-            raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), embed_refusal)
     max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
@@ -1249,6 +1243,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, target_kv_dtype, rules)
     else:
         _drafter_kv_cache_dtype(args, drafter, target_kv_dtype)  # SpeculativeConfig's own check
+    # the model is built: the target's class, then the drafter's loader
+    _verify_target_builds(model, args)
+    if drafter is not None and args.pipeline_parallel_size > 1 and rules.pp_draft_models:
+        # the V2 runner's drafter loader on the last stage (maybe_share_target_embed), while the model is built
+        embed_refusal = _drafter_embedding_refusal(model, args, drafter, rules)
+        if embed_refusal is not None:
+            raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), embed_refusal)
     kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
     family_of(model).verify_layers(model, args)
     # the model is built: each attention layer selects its backend, then an MLA layer its prefill
