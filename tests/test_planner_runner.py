@@ -118,8 +118,7 @@ def test_unregistered_eagle_head_is_refused_where_speculative_config_names_it() 
 
 
 def test_engine_args_take_only_a_deferred_refusal() -> None:
-    from dryboot.errors import DeferredRefusal
-    from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.engine_args import DeferredRefusal, EngineArgs
 
     EngineArgs(drafter_refusal=DeferredRefusal("--speculative-config", None, "no", "0.28.0")).validate()
     with pytest.raises(InputError, match="drafter_refusal"):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NamedTuple
 
 
 class InputError(Exception):
@@ -33,30 +32,6 @@ class InputError(Exception):
             parts.append(self.where)
         parts.append(self.reason)
         return ": ".join(parts)
-
-
-class DeferredRefusal(NamedTuple):
-    """A refusal found while reading the inputs that vLLM gives later in its engine start (a speculative
-    drafter whose class release ``version``'s registry lacks, which ``SpeculativeConfig`` finds after
-    ``ModelConfig`` and ``ParallelConfig`` have checked the target): carried to that stage and raised there,
-    so that an earlier refusal of vLLM's comes first. ``source``, ``where`` and ``reason`` are the
-    :class:`InputError`'s."""
-
-    source: str
-    where: str | None
-    reason: str
-    version: str
-
-    def error(self, version: str) -> InputError:
-        """The refusal for a plan of release ``version``: the one read, or (another release, as
-        ``--compare-version`` plans) that it was read for ``self.version`` only."""
-        if version == self.version:
-            return InputError(self.source, self.where, self.reason)
-        return InputError(
-            self.source,
-            self.where,
-            f"{self.reason}; it was read for vLLM {self.version} only: plan vLLM {version} with its own --vllm-version",
-        )
 
 
 # --------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import replace
 
-from dryboot.errors import DeferredRefusal, InputError
+from dryboot.errors import InputError
 from dryboot.planner.flags import (
     MODEL_FREE_METHODS,
     add_custom_dtypes,
@@ -19,7 +19,7 @@ from dryboot.planner.plan import Drafter
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.config.resolve import check_parser_choices
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
-from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.engine_args import DeferredRefusal, EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
 from dryboot.vllm.models.registry import eagle_head_overrides, unregistered_eagle_head
 from dryboot.vllm.transformers_utils.config import (

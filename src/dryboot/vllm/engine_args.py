@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NamedTuple
 
-from dryboot.errors import DeferredRefusal, InputError
+from dryboot.errors import InputError
 from dryboot.vllm.dtypes import (
     KV_CACHE_DTYPES,
     MAMBA_DTYPES,
@@ -24,6 +24,31 @@ from dryboot.vllm.versions import DEFAULT_VERSION, version_key
 from dryboot.vllm.worker.utils import request_memory
 
 GIB = 1 << 30
+
+
+class DeferredRefusal(NamedTuple):
+    """A refusal found while reading the inputs that vLLM gives later in its engine start (a speculative
+    drafter whose class release ``version``'s registry lacks, which ``SpeculativeConfig`` finds after
+    ``ModelConfig`` and ``ParallelConfig`` have checked the target): carried to that stage and raised there,
+    so that an earlier refusal of vLLM's comes first. ``source``, ``where`` and ``reason`` are the
+    :class:`InputError`'s."""
+
+    source: str
+    where: str | None
+    reason: str
+    version: str
+
+    def error(self, version: str) -> InputError:
+        """The refusal for a plan of release ``version``: the one read, or (another release, as
+        ``--compare-version`` plans) that it was read for ``self.version`` only."""
+        if version == self.version:
+            return InputError(self.source, self.where, self.reason)
+        return InputError(
+            self.source,
+            self.where,
+            f"{self.reason}; it was read for vLLM {self.version} only: plan vLLM {version} with its own --vllm-version",
+        )
+
 
 #: The GPU dryboot assumes when none is named (``--gpu-memory``): an H200 (SM90; its table row's
 #: CUDA total, 143156 MiB: :func:`~dryboot.vllm.gpus.default_gpu`). It decides vLLM's
