@@ -55,7 +55,7 @@ from dryboot.vllm.dtypes import (
 )
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
-from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
+from dryboot.vllm.model_executor.model_loader.safetensors import checkpoint_tensor_names
 from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal
 from dryboot.vllm.models.dspark import DSPARK_TARGET_BACKEND_MODEL_TYPES
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
@@ -738,11 +738,8 @@ def _drafter_embedding_refusal(
     if why is None or last_stage_embedding(model.architecture, model.source) is None:
         return why
     # the drafter checkpoint's own embed_tokens (process_eagle_weight) spares it the target's
-    source = Path(drafter.model.source)
-    path = source if source.is_dir() else source.parent if source.name == "config.json" else None
-    if path is None or not (any(path.glob("*.safetensors")) or (path / INDEX_FILE).is_file()):
-        return why
-    return drafter_embedding_refusal(*args_of, list(read_checkpoint(path)[0]))
+    names = checkpoint_tensor_names(Path(drafter.model.source))
+    return why if names is None else drafter_embedding_refusal(*args_of, names)
 
 
 def v1_runner_refusal(

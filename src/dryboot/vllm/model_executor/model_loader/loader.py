@@ -27,7 +27,7 @@ from dryboot.vllm.mla_prefill import (
 )
 from dryboot.vllm.model_executor.layers.quantization import QUANT_RULES, WNA16_METHODS
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import NO_QUANTIZED_TENSOR, WHY_NO_QUANTIZED_TENSOR
-from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
+from dryboot.vllm.model_executor.model_loader.safetensors import checkpoint_tensor_names, has_shards, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
     MissingTensor,
     Parallel,
@@ -275,8 +275,8 @@ def model_weights(
         raise InputError(str(directory / "config.json"), None, "not a JSON object")
     hq_path = directory / "hf_quant_config.json"
     hf_quant = _json(hq_path) if in_checkpoint and hq_path.is_file() else None
-    has_shards = in_checkpoint and ((directory / INDEX_FILE).is_file() or any(directory.glob("*.safetensors")))
-    if load_format == "safetensors" and not has_shards:
+    sharded = in_checkpoint and has_shards(directory)
+    if load_format == "safetensors" and not sharded:
         raise InputError(str(directory), None, "--load-format safetensors: no *.safetensors file here")
     if lora is not None:
         lora.validate()
@@ -304,7 +304,7 @@ def model_weights(
         and ("quantization_config" not in config or str(qc.get("quant_method", "")).startswith("modelopt"))
         and modelopt_fp8_kv_cache(config, hf_quant)
     )
-    use_headers = has_shards and load_format != "dummy"
+    use_headers = sharded and load_format != "dummy"
     tensors = None
     if _repacked(config, hf_quant) and sm_count is None:
         report.notes.append(
@@ -691,8 +691,7 @@ def drafter_model_weights(
         directory = path if path.is_dir() else path.parent
         config = _json(directory / "config.json" if path.is_dir() else path)
         in_checkpoint = path.is_dir() or path.name == "config.json"  # as model_weights reads the target
-        if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
-            names = list(read_checkpoint(directory)[0])
+        names = checkpoint_tensor_names(path)
         hq_path = directory / "hf_quant_config.json"
         if in_checkpoint and hq_path.is_file() and (method == "mtp" or method.endswith("_mtp")):
             # an MTP drafter is the target's own directory: its layers take the target's quantization

@@ -154,6 +154,22 @@ def read_index(path: Path) -> tuple[int | None, dict[str, str]]:
     return total, wmap
 
 
+def has_shards(directory: Path) -> bool:
+    """Whether ``directory`` holds a safetensors checkpoint (an index or any ``*.safetensors`` file)."""
+    return (directory / INDEX_FILE).is_file() or any(directory.glob("*.safetensors"))
+
+
+def checkpoint_tensor_names(source: Path) -> list[str] | None:
+    """The tensor names of the checkpoint beside a model given as ``source`` (its directory or its
+    ``config.json``; a config file of another name stands alone), or ``None`` where no shards are there.
+
+    :raises InputError: as :func:`read_checkpoint`."""
+    if not (source.is_dir() or source.name == "config.json"):
+        return None
+    directory = source if source.is_dir() else source.parent
+    return list(read_checkpoint(directory)[0]) if has_shards(directory) else None
+
+
 def read_checkpoint(directory: Path) -> tuple[dict[str, TensorInfo], int | None]:
     """Every tensor of a checkpoint directory (or HF cache snapshot), from its headers.
 
